@@ -1,0 +1,1 @@
+"""Sidecar: an editor coding agent."""

@@ -1,0 +1,1 @@
+"""Permission rules, settings sources and the gate every tool call passes."""

@@ -1,0 +1,31 @@
+"""What a tool asks the gate: one value describing the action, so every tool is governed the same way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Access = Literal["read", "write", "execute", "fetch", "other"]
+
+
+@dataclass
+class PermissionRequest:
+    tool_name: str
+    access: Access
+    title: str
+    # The exact input, shown to the user as the tool call's rawInput.
+    raw_input: dict[str, Any]
+    # Canonical paths the call reads or writes (checked against roots, rules and protected dirs).
+    paths: list[Path] = field(default_factory=list)
+    # The string a rule specifier is matched against: a shell command, a domain ("domain:x") ...
+    rule_subject: str | None = None
+    # Parts matched one by one (subcommands of a compound shell command); all must be allowed.
+    rule_parts: list[str] = field(default_factory=list)
+    read_only: bool = False
+    # The narrowest rule offered as "always allow", e.g. "Bash(npm run test *)".
+    suggested_rule: str | None = None
+    # ACP ToolCallContent shown with the question (a diff for edits).
+    content: list[dict[str, Any]] = field(default_factory=list)
+    # Refused in every mode, bypass included (catastrophic shell commands): the reason.
+    forbidden_reason: str | None = None

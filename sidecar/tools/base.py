@@ -1,0 +1,153 @@
+"""The Tool interface: contract, governance, execution, presentation (DESIGN.md §5).
+
+A tool is one module. Its pydantic ``Input`` model's docstring is the description the model reads
+(say *when* to use the tool); field descriptions become parameter docs. The dispatcher
+(``sidecar.tools.dispatch``) owns everything shared: schema validation, the permission gate,
+cancellation, bounded output and result metadata. A tool only says what is particular to it.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from sidecar.tools.context import ToolContext
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
+
+
+class ToolInput(BaseModel):
+    """Base of every tool input model. Unknown fields are refused so typos reach the model as errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+InputT = TypeVar("InputT", bound=ToolInput)
+
+
+class ToolError(Exception):
+    """A failure the model can recover from. ``message`` is addressed to the model and says what to do next."""
+
+    def __init__(self, message: str, *, metadata: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.metadata = metadata or {}
+
+
+@dataclass
+class TextBlock:
+    text: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {"type": "text", "text": self.text}
+
+
+@dataclass
+class ImageBlock:
+    media_type: str
+    data_base64: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {"type": "image", "source": {"type": "base64", "media_type": self.media_type, "data": self.data_base64}}
+
+
+ResultBlock = TextBlock | ImageBlock
+
+
+@dataclass
+class ToolOutput:
+    """What a tool returns: blocks for the model, ACP content for the editor, metadata for memory.
+
+    ``editor_content`` items are ACP ToolCallContent dicts (``{"type": "content", ...}`` or
+    ``{"type": "diff", "path", "oldText", "newText"}``); when empty the dispatcher shows the text.
+    """
+
+    blocks: list[ResultBlock]
+    is_error: bool = False
+    editor_content: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # When False, the dispatcher will not cut the text (the tool bounded it itself).
+    bound_output: bool = True
+
+    @classmethod
+    def text(cls, text: str, **kwargs: Any) -> ToolOutput:
+        return cls(blocks=[TextBlock(text)], **kwargs)
+
+    def joined_text(self) -> str:
+        return "\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+
+@dataclass
+class Location:
+    """A file the call touches, for the editor to follow (ACP ToolCallLocation). ``line`` is 1-based."""
+
+    path: str
+    line: int | None = None
+
+    def to_acp(self) -> dict[str, Any]:
+        return {"path": self.path, **({"line": self.line} if self.line is not None else {})}
+
+
+ProgressSink = Callable[[str], Awaitable[None]]
+
+
+class Tool(ABC, Generic[InputT]):
+    """One model-facing tool. Subclasses set ``name``, ``kind``, ``Input`` and implement ``run``."""
+
+    name: ClassVar[str]
+    kind: ClassVar[ToolKind]
+    Input: ClassVar[type[ToolInput]]
+    # Tools that are never deferred behind ToolSearch and never need MCP-style gating.
+    always_loaded: ClassVar[bool] = True
+
+    # ---- contract -------------------------------------------------------------------------
+    def description(self) -> str:
+        return (self.Input.__doc__ or self.name).strip()
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.Input.model_json_schema()
+        schema.pop("title", None)
+        schema.pop("description", None)
+        return schema
+
+    def api_definition(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description(), "input_schema": self.input_schema()}
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        """A card title that works on partial input (the model may still be streaming arguments)."""
+        return self.name
+
+    def locations(self, inp: InputT) -> list[Location]:
+        return []
+
+    # ---- governance -----------------------------------------------------------------------
+    def is_read_only(self, inp: InputT) -> bool:
+        return False
+
+    def is_concurrency_safe(self, inp: InputT) -> bool:
+        return self.is_read_only(inp)
+
+    async def validate(self, inp: InputT, ctx: ToolContext) -> None:
+        """Raise ToolError for input that is well-typed but wrong (relative path, bad range ...)."""
+
+    async def check_permission(self, inp: InputT, ctx: ToolContext) -> None:
+        """Ask the gate (``ctx.permissions``) before any side effect; raise ToolError when refused.
+
+        The default treats a read-only call as needing no approval and asks for anything else.
+        """
+        await ctx.permissions.require_for(self, inp, ctx)
+
+    # ---- execution + presentation ---------------------------------------------------------
+    @abstractmethod
+    async def run(self, inp: InputT, ctx: ToolContext) -> ToolOutput:
+        """Do the work and present it. Progress for the editor goes through ``ctx.progress``."""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,41 @@
+"""Every built-in tool, listed once. A new tool: write ``sidecar/tools/<family>/<tool>.py`` and add it here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidecar.tools.base import Tool
+
+
+def builtin_tools() -> list[Tool[Any]]:
+    # Imports are local so that `sidecar check-command` and friends start fast.
+    tools: list[Tool[Any]] = []
+    return tools
+
+
+class ToolRegistry:
+    """The tools one agent may use. Names are unique; lookups by model-facing name."""
+
+    def __init__(self, tools: list[Tool[Any]]) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"duplicate tool name {tool.name}")
+            self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def all(self) -> list[Tool[Any]]:
+        return list(self._tools.values())
+
+    def add(self, tool: Tool[Any]) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool name {tool.name}")
+        self._tools[tool.name] = tool
+
+    def restricted_to(self, names: list[str]) -> ToolRegistry:
+        return ToolRegistry([t for t in self.all() if t.name in names])
