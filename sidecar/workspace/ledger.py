@@ -1,0 +1,155 @@
+"""Per-session read ledger: what the agent has seen of each file, and the file's fingerprint then (§7).
+
+Access it through the session: ``ledger = ctx.session.service("ledger", ReadLedger)``.
+
+An entry holds the ranges read (``"lines:1-2000"``, ``"pages:1-5"``, ``"image"`` ...) and the
+``Fingerprint`` of the file at that time: ``mtime_ns``, ``size`` and a blake2b digest.
+
+Hashing choice. The digest is blake2b-128 (hashlib, ~1 GB/s, no dependency) over the bytes the tool
+already holds: Read/Edit/Write of an ordinary file have the whole content in memory, so the digest
+covers it all (``full=True``) and costs one pass. A streamed Read of a large file (over
+``STREAM_THRESHOLD``) never loads the file, so its digest covers only what was needed: the first
+and last 64 KiB plus the bytes of the range returned (``full=False``). Staleness is decided by
+``mtime_ns`` and ``size`` first (any change → stale); when both match and a full digest exists, the
+digest of the bytes about to be edited is compared too, which catches a same-size rewrite inside one
+mtime tick. Edit and Write always re-read the whole file before writing, so they compare a full digest.
+
+Entries also carry a newline checkpoint index for huge files (byte offset of every ``CHECKPOINT``
+lines), valid while the stat part of the fingerprint is unchanged: a second Read late in a 1 GB file
+seeks instead of rescanning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sidecar.tools.base import ToolError
+
+STREAM_THRESHOLD = 16 * 1024 * 1024
+SAMPLE = 64 * 1024
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    mtime_ns: int
+    size: int
+    digest: str | None = None
+    full: bool = True
+
+    def same_stat(self, other: Fingerprint) -> bool:
+        return self.mtime_ns == other.mtime_ns and self.size == other.size
+
+
+def stat_fingerprint(path: Path) -> Fingerprint | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return Fingerprint(st.st_mtime_ns, st.st_size, None, False)
+
+
+def fingerprint_of(path: Path, data: bytes, st: os.stat_result | None = None) -> Fingerprint:
+    """Fingerprint of a file whose whole content ``data`` is in hand (``st`` taken before reading)."""
+    st = st or os.stat(path)
+    return Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
+
+
+@dataclass
+class LedgerEntry:
+    path: Path
+    fingerprint: Fingerprint
+    ranges: set[str] = field(default_factory=set)
+    stale: bool = False
+    read_at: float = field(default_factory=time.time)
+    # Lines checkpoint index of a huge file: [(line_number_0_based, byte_offset)], every CHECKPOINT lines.
+    line_index: list[tuple[int, int]] | None = None
+    total_lines: int | None = None
+
+
+class ReadLedger:
+    """What this session has read. Edit/Write consult it; the watcher marks entries stale."""
+
+    def __init__(self, session: Any = None) -> None:
+        self.session = session
+        self._entries: dict[Path, LedgerEntry] = {}
+
+    def get(self, path: Path) -> LedgerEntry | None:
+        return self._entries.get(path)
+
+    def paths(self) -> set[Path]:
+        return set(self._entries)
+
+    def record_read(self, path: Path, fp: Fingerprint, range_key: str) -> LedgerEntry:
+        entry = self._entries.get(path)
+        if entry is None or entry.stale or not entry.fingerprint.same_stat(fp) or (
+                entry.fingerprint.digest and fp.digest and entry.fingerprint.full and fp.full
+                and entry.fingerprint.digest != fp.digest):
+            keep_index = entry is not None and entry.fingerprint.same_stat(fp) and not entry.stale
+            old = entry
+            entry = LedgerEntry(path=path, fingerprint=fp)
+            if keep_index and old is not None:
+                entry.line_index, entry.total_lines = old.line_index, old.total_lines
+            self._entries[path] = entry
+        elif fp.full or not entry.fingerprint.full:
+            entry.fingerprint = fp
+        entry.ranges.add(range_key)
+        entry.read_at = time.time()
+        return entry
+
+    def record_write(self, path: Path, fp: Fingerprint) -> None:
+        """After the agent wrote the file: it knows the content, but has not *seen* any range of it."""
+        self._entries[path] = LedgerEntry(path=path, fingerprint=fp)
+
+    def forget(self, path: Path) -> None:
+        self._entries.pop(path, None)
+
+    def is_unchanged_read(self, path: Path, range_key: str, now: Fingerprint) -> bool:
+        """The same range was read before and the file has not changed since (stat, and digest if given)."""
+        entry = self._entries.get(path)
+        if entry is None or entry.stale or range_key not in entry.ranges:
+            return False
+        if not entry.fingerprint.same_stat(now):
+            return False
+        return not (now.digest and entry.fingerprint.digest and now.full and entry.fingerprint.full
+                    and now.digest != entry.fingerprint.digest)
+
+    def mark_stale(self, path: Path) -> bool:
+        """Mark ``path`` stale if the file differs from what was read. True when newly marked."""
+        entry = self._entries.get(path)
+        if entry is None or entry.stale:
+            return False
+        now = stat_fingerprint(path)
+        if now is not None and now.same_stat(entry.fingerprint):
+            return False  # our own write, or a touch that changed nothing we track
+        entry.stale = True
+        return True
+
+    def mark_buffer_changed(self, path: Path) -> bool:
+        """The open editor buffer changed: the agent's view is out of date even though disk is not."""
+        entry = self._entries.get(path)
+        if entry is None or entry.stale:
+            return False
+        entry.stale = True
+        return True
+
+    def require_fresh(self, path: Path, shown: str, data: bytes, st: os.stat_result) -> None:
+        """Raise ToolError unless ``path`` was read in this session and ``data`` is what was read."""
+        entry = self._entries.get(path)
+        if entry is None:
+            raise ToolError(f"{shown} has not been read in this session. Read it first (Read tool), "
+                            "then make the change.")
+        fp = entry.fingerprint
+        changed = entry.stale or fp.mtime_ns != st.st_mtime_ns or fp.size != st.st_size or (
+            fp.full and fp.digest is not None and fp.digest != digest(data))
+        if changed:
+            raise ToolError(f"{shown} was modified since read (by the user, a formatter or another "
+                            "process). Read it again, then redo the change against its current content.")

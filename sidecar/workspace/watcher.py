@@ -1,0 +1,130 @@
+"""Watch the session roots; when a file the agent has read changes, mark it stale and queue a notice.
+
+``ensure_watcher(session)`` starts one ``Watcher`` per session lazily (the file tools call it after a
+Read); ``session.services["watcher"].close()`` stops it. Two sources feed it:
+
+* ``watchfiles.awatch`` on the session roots (``step`` 20 ms, ``debounce`` 200 ms so a notice is queued
+  within a few tens of milliseconds). Events under ``.git``, ``node_modules`` and the other
+  ``IGNORED_DIRS``, or matched by the root ``.gitignore``, are dropped before anything else.
+* the open-buffers store (``sidecar.workspace.buffers``): an editor change to a read file's buffer.
+
+Either way, if the path is in the read ledger and differs from the fingerprint recorded there, the
+entry is marked stale (Edit/Write then refuse until a re-read) and the session gets the notice
+"<file> was modified by the user or a linter; re-read before editing". The agent's own writes update
+the ledger first, so they never raise a notice.
+
+``check_now()`` re-stats every ledger entry synchronously: the agent loop may call it before a model
+request as a belt to the watcher's braces (e.g. on file systems without inotify).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pathspec
+import watchfiles
+
+from sidecar.workspace.buffers import buffers_for
+from sidecar.workspace.ledger import ReadLedger
+from sidecar.workspace.paths import display_path
+
+log = logging.getLogger(__name__)
+
+IGNORED_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", ".mypy_cache",
+                          ".pytest_cache", ".ruff_cache", ".tox", "dist", "build", ".next", "target"})
+
+
+def notice_text(shown: str) -> str:
+    return f"{shown} was modified by the user or a linter; re-read before editing."
+
+
+class Watcher:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._unsubscribe: Callable[[], None] | None = None
+        self._ignores = {root: _gitignore(root) for root in session.roots}
+        self.ready = asyncio.Event()
+
+    @property
+    def ledger(self) -> ReadLedger:
+        ledger: ReadLedger = self.session.service("ledger", ReadLedger)
+        return ledger
+
+    def start(self) -> None:
+        if self._task is not None:
+            return
+        self._unsubscribe = buffers_for(self.session).subscribe(self._on_buffer_change)
+        roots = [str(r) for r in self.session.roots if r.is_dir()]
+        if roots:
+            self._task = asyncio.get_running_loop().create_task(self._run(roots), name="sidecar-watcher")
+
+    async def _run(self, roots: list[str]) -> None:
+        try:
+            async for changes in watchfiles.awatch(*roots, watch_filter=self._keep, stop_event=self._stop,
+                                                   step=20, debounce=200, recursive=True,
+                                                   yield_on_timeout=True, rust_timeout=100):
+                self.ready.set()
+                for _change, raw in changes:
+                    self.on_disk_change(Path(raw))
+        except Exception:  # a watcher failure must never take the session down
+            log.exception("file watcher stopped")
+        finally:
+            self.ready.set()
+
+    def _keep(self, _change: watchfiles.Change, raw: str) -> bool:
+        path = Path(raw)
+        if any(part in IGNORED_DIRS for part in path.parts):
+            return False
+        for root, spec in self._ignores.items():
+            if spec is not None and path.is_relative_to(root):
+                rel = str(path.relative_to(root))
+                if rel and spec.match_file(rel):
+                    return False
+        return True
+
+    def on_disk_change(self, path: Path) -> None:
+        if path in self.ledger.paths() and self.ledger.mark_stale(path):
+            self.session.add_notice(notice_text(display_path(path, self.session)))
+
+    def _on_buffer_change(self, path: Path) -> None:
+        if path in self.ledger.paths() and self.ledger.mark_buffer_changed(path):
+            self.session.add_notice(notice_text(display_path(path, self.session)))
+
+    def check_now(self) -> None:
+        for path in self.ledger.paths():
+            self.on_disk_change(path)
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._task is not None:
+            task, self._task = self._task, None
+            try:
+                await asyncio.wait_for(task, timeout=2)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+
+def ensure_watcher(session: Any) -> Watcher:
+    watcher: Watcher = session.service("watcher", Watcher)
+    watcher.start()
+    return watcher
+
+
+def _gitignore(root: Path) -> Any:
+    try:
+        lines = (root / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
