@@ -1,28 +1,68 @@
 """The gate every tool call passes before its first side effect (DESIGN.md §6).
 
-Order: forbidden (catastrophic) → rules (deny → ask → allow, first match wins) → mode → the user.
-The rules engine lives in ``sidecar.permissions.rules``; this module turns its verdict and the
-session's mode into "go", "refuse" or "ask the user", and asks.
+Tiers by reversibility, then the mode, then the user::
+
+    forbidden (catastrophic)                         → deny, in every mode
+    deny rule (any settings source)                  → deny   (a hook's allow never overrides it)
+    PreToolUse hook said deny                        → deny
+    plan mode and the call changes something         → deny   (ExitPlanMode asks to leave plan mode)
+    ask rule / hook said ask                         → ask    (even in bypassPermissions)
+    hook said allow                                  → allow
+    read-only inside the workspace roots             → allow
+    write into .git/.claude/.vscode/.idea            → ask    (unless a path rule allows exactly that)
+    allow rule (settings or granted this session)    → allow
+    bypassPermissions                                → allow
+    acceptEdits and a write inside the roots         → allow  (the edit is still shown as a diff)
+    otherwise                                        → ask the user
+
+Asking uses ACP ``session/request_permission`` with the four option kinds, or LSP
+``window/showMessageRequest`` for clients with no ACP permission support. "Always allow" remembers the
+suggested rule: in ``.claude/settings.local.json`` for commands, fetches and MCP tools, for the session
+for edits. Every decision is written to the session log (``session.audit``).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sidecar.permissions.request import PermissionRequest
+from sidecar.permissions.rules import EDIT_RULE_TOOL, READ_RULE_TOOL, PathContext, Rule, evaluate, parse_rule
+from sidecar.permissions.settings import (
+    Settings,
+    SettingsLoader,
+    add_rule_to_settings_file,
+    local_settings_path,
+)
 from sidecar.tools.base import ToolError
 
 if TYPE_CHECKING:
     from sidecar.tools.base import Tool, ToolInput
     from sidecar.tools.context import ToolContext
 
+log = logging.getLogger(__name__)
+
 Verdict = Literal["allow", "ask", "deny"]
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+DecidedBy = Literal["rule", "mode", "user", "hook", "default", "safety"]
 
 # Writes here ask even in bypassPermissions: they change the tooling that governs the agent.
 PROTECTED_DIRS = (".git", ".claude", ".vscode", ".idea")
+
+# ``ctx.extra`` key where ``hooks.run_pre_tool_use`` leaves a hook's verdict for the gate.
+HOOK_DECISION_KEY = "pre_tool_use_decision"
+
+SOURCE_LABELS = {
+    "managed": "managed settings",
+    "client": "the editor's settings",
+    "local": ".claude/settings.local.json",
+    "project": ".claude/settings.json",
+    "user": "~/.claude/settings.json",
+    "session": "this session",
+}
 
 
 @dataclass
@@ -30,7 +70,8 @@ class Decision:
     verdict: Verdict
     reason: str
     rule: str | None = None
-    decided_by: Literal["rule", "mode", "user", "hook", "default"] = "default"
+    decided_by: DecidedBy = "default"
+    source: str | None = None
 
 
 @dataclass
@@ -41,6 +82,15 @@ class UserAnswer:
     always: bool = False
     feedback: str | None = None
     cancelled: bool = False
+    option_id: str | None = None
+
+
+@dataclass
+class HookVerdict:
+    """What a PreToolUse hook said about a call (``hooks.run_pre_tool_use`` stores it in ``ctx.extra``)."""
+
+    decision: Literal["allow", "deny", "ask"]
+    reason: str = ""
 
 
 class PermissionGate:
@@ -48,74 +98,251 @@ class PermissionGate:
 
     def __init__(self, session: Any) -> None:
         self.session = session
-        # Rules granted "always" for this session only (edits), as Claude Code does.
-        self.session_allow: list[str] = []
+        # Rules granted ("always allow"/"always reject") for this session only.
+        self.session_rules: list[Rule] = []
+        self.loader = SettingsLoader(Path(session.cwd))
+        self._widen_roots()
 
-    async def require_for(self, tool: Tool[Any], inp: ToolInput, ctx: ToolContext) -> None:
+    # ---- settings ---------------------------------------------------------------------------
+    def set_client_settings(self, data: dict[str, Any] | None) -> None:
+        """The editor extension's settings (same shape as a settings.json), sent by the client."""
+        self.loader.client_settings = data or {}
+        self._widen_roots()
+
+    def settings(self) -> Settings:
+        return self.loader.load()
+
+    @property
+    def session_allow(self) -> list[str]:
+        return [r.text for r in self.session_rules if r.behavior == "allow"]
+
+    def rules(self) -> list[Rule]:
+        return [*self.settings().rules(), *self.session_rules]
+
+    def _widen_roots(self) -> None:
+        """``additionalDirectories`` from settings widen the session's roots."""
+        extra: list[Path] = getattr(self.session, "additional_directories", [])
+        for d in self.settings().additional_directories(Path(self.session.cwd)):
+            if d not in [p.resolve() for p in extra]:
+                extra.append(d)
+
+    def initial_mode(self, requested: str | None = None) -> Mode:
+        """The mode a new session starts in: the requested one, else settings' ``defaultMode``."""
+        for mode in (requested, self.settings().default_mode()):
+            if mode in MODES and self.mode_allowed(mode):
+                return mode
+        return "default"
+
+    def mode_allowed(self, mode: str) -> bool:
+        """False for ``bypassPermissions`` when a settings source sets disableBypassPermissionsMode."""
+        if mode not in MODES:
+            return False
+        return not (mode == "bypassPermissions" and self.settings().bypass_disabled())
+
+    def path_context(self) -> PathContext:
+        return PathContext.for_cwd(Path(self.session.cwd))
+
+    def within_roots(self, path: Path) -> bool:
+        return bool(self.session.within_roots(path))
+
+    def is_protected_write(self, path: Path) -> bool:
+        """A path inside .git/.claude/.vscode/.idea (counted from the workspace root that holds it)."""
+        base = next((r for r in self.session.roots if path == r or path.is_relative_to(r)), None)
+        parts = path.relative_to(base).parts if base is not None else path.parts
+        return any(p in PROTECTED_DIRS for p in parts)
+
+    # ---- deciding ---------------------------------------------------------------------------
+    async def require_for(self, tool: Tool[Any], inp: ToolInput, ctx: ToolContext) -> Decision:
         request = permission_request_of(tool, inp, ctx)
-        await self.require(request, ctx)
+        return await self.require(request, ctx)
 
-    async def require(self, request: PermissionRequest, ctx: ToolContext) -> None:
-        decision = self.decide(request)
-        self.session.audit("permission", request=request.title, verdict=decision.verdict, reason=decision.reason,
-                           rule=decision.rule, decided_by=decision.decided_by)
+    async def require(self, request: PermissionRequest, ctx: ToolContext) -> Decision:
+        decision = self.decide(request, hook_verdict_of(ctx))
+        self._audit(request, ctx, decision)
         if decision.verdict == "allow":
-            return
+            return decision
         if decision.verdict == "deny":
-            raise ToolError(f"Permission denied: {decision.reason}. Do not retry this call; "
-                            "choose another approach or ask the user.")
+            raise ToolError(denial_message(request, decision))
         answer = await self.ask_user(request, ctx)
-        self.session.audit("permission", request=request.title, verdict="allow" if answer.allowed else "deny",
-                           reason="user answered", decided_by="user", always=answer.always)
+        user = Decision("allow" if answer.allowed else "deny",
+                        "user cancelled" if answer.cancelled else f"user chose {answer.option_id}",
+                        decided_by="user")
+        self._audit(request, ctx, user, always=answer.always, feedback=answer.feedback)
         if not answer.allowed:
             raise ToolError(rejection_message(answer))
+        return user
 
-    def decide(self, request: PermissionRequest) -> Decision:
-        """Rules and mode only; never asks. The permissions issue refines this (settings files, hooks)."""
+    def decide(self, request: PermissionRequest, hook: HookVerdict | None = None) -> Decision:
+        """Rules, hooks' verdicts and the mode; never asks the user."""
         if request.forbidden_reason:
-            return Decision("deny", request.forbidden_reason, decided_by="default")
+            return Decision("deny", request.forbidden_reason, decided_by="safety")
+        verdict = evaluate(self.rules(), request, self.path_context(), request.read_only_parts)
+        rule = verdict.rule
+        if verdict.behavior == "deny" and rule is not None:
+            return Decision("deny", f"denied by rule {rule.text} in {source_label(rule.source)}",
+                            rule=rule.text, decided_by="rule", source=rule.source)
+        if hook is not None and hook.decision == "deny":
+            return Decision("deny", hook.reason or "blocked by a PreToolUse hook", decided_by="hook")
         mode: Mode = self.session.mode
-        if request.read_only and all(self.session.within_roots(p) for p in request.paths):
-            return Decision("allow", "read-only inside the workspace", decided_by="default")
         if mode == "plan" and not request.read_only:
-            return Decision("deny", "plan mode allows no changes; present the plan with ExitPlanMode first",
-                            decided_by="mode")
+            return Decision("deny", "plan mode", decided_by="mode")
+        if verdict.behavior == "ask" and rule is not None:
+            return Decision("ask", f"rule {rule.text} asks", rule=rule.text, decided_by="rule",
+                            source=rule.source)
+        if hook is not None and hook.decision == "ask":
+            return Decision("ask", hook.reason or "a PreToolUse hook asks", decided_by="hook")
+        if hook is not None and hook.decision == "allow":
+            return Decision("allow", hook.reason or "allowed by a PreToolUse hook", decided_by="hook")
+        inside = all(self.within_roots(p) for p in request.paths)
+        if request.read_only and inside:
+            return Decision("allow", "read-only inside the workspace", decided_by="default")
+        protected = request.access == "write" and any(self.is_protected_write(p) for p in request.paths)
+        allow_rule = rule if verdict.behavior == "allow" else None
+        if protected and not (allow_rule is not None and allow_rule.specifier is not None
+                              and allow_rule.tool in (EDIT_RULE_TOOL, READ_RULE_TOOL, request.tool_name)):
+            return Decision("ask", "writes to .git, .claude, .vscode and .idea always ask",
+                            decided_by="safety")
+        if allow_rule is not None:
+            names = ", ".join(r.text for r in verdict.rules)
+            return Decision("allow", f"allowed by rule {names} in {source_label(allow_rule.source)}",
+                            rule=names, decided_by="rule", source=allow_rule.source)
         if mode == "bypassPermissions":
-            if request.access == "write" and any(is_protected(p) for p in request.paths):
-                return Decision("ask", "writes to protected folders always ask", decided_by="mode")
             return Decision("allow", "bypassPermissions mode", decided_by="mode")
-        if mode == "acceptEdits" and request.access == "write" and all(
-                self.session.within_roots(p) for p in request.paths) and not any(is_protected(p) for p in request.paths):
+        if mode == "acceptEdits" and request.access == "write" and inside:
             return Decision("allow", "acceptEdits mode", decided_by="mode")
-        return Decision("ask", "needs approval", decided_by="default")
+        return Decision("ask", "needs approval" if inside else "outside the workspace roots",
+                        decided_by="default")
 
-    async def ask_user(self, request: PermissionRequest, ctx: ToolContext) -> UserAnswer:
-        options = [
-            {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-            {"optionId": "allow_always",
-             "name": f"Always allow {request.suggested_rule}" if request.suggested_rule else "Always allow",
-             "kind": "allow_always"},
-            {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-        ]
-        tool_call: dict[str, Any] = {
-            "toolCallId": ctx.tool_call_id,
-            "title": request.title if not ctx.agent_label else f"[{ctx.agent_label}] {request.title}",
-            "rawInput": request.raw_input,
-            "status": "pending",
-        }
-        if request.content:
-            tool_call["content"] = request.content
-        outcome = await self.session.request_permission(tool_call, options)
+    # ---- asking -----------------------------------------------------------------------------
+    async def ask_user(self, request: PermissionRequest, ctx: ToolContext,
+                       options: list[dict[str, Any]] | None = None) -> UserAnswer:
+        """Ask the user; with ``options`` given, the caller interprets ``UserAnswer.option_id``."""
+        custom = options is not None
+        if options is None:
+            options = default_options(request)
+        title = request.title if not ctx.agent_label else f"[{ctx.agent_label}] {request.title}"
+        if supports_acp_permissions(self.session):
+            tool_call: dict[str, Any] = {"toolCallId": ctx.tool_call_id, "title": title,
+                                         "rawInput": request.raw_input, "status": "pending"}
+            if request.content:
+                tool_call["content"] = request.content
+            outcome = await self._request_permission(tool_call, options)
+        else:
+            outcome = await self._show_message_request(title, request, options)
         if outcome is None:
             return UserAnswer(allowed=False, cancelled=True)
-        option_id = outcome.get("optionId", "")
-        feedback = outcome.get("_meta", {}).get("feedback") if isinstance(outcome.get("_meta"), dict) else None
-        if option_id.startswith("allow"):
-            answer = UserAnswer(allowed=True, always=option_id == "allow_always")
-            if answer.always and request.suggested_rule:
-                self.session_allow.append(request.suggested_rule)
-            return answer
-        return UserAnswer(allowed=False, feedback=feedback)
+        option_id = str(outcome.get("optionId", ""))
+        kind = next((str(o.get("kind")) for o in options if o.get("optionId") == option_id), option_id)
+        meta = outcome.get("_meta")
+        feedback = meta.get("feedback") if isinstance(meta, dict) else None
+        feedback = feedback if isinstance(feedback, str) and feedback.strip() else None
+        allowed = kind.startswith("allow")
+        answer = UserAnswer(allowed=allowed, always=kind.endswith("always"), feedback=feedback,
+                            option_id=option_id)
+        if not custom and answer.always and request.suggested_rule:
+            self.remember(request, "allow" if allowed else "deny")
+        return answer
+
+    async def _request_permission(self, tool_call: dict[str, Any],
+                                  options: list[dict[str, Any]]) -> dict[str, Any] | None:
+        from sidecar.server.session import RpcError
+
+        try:
+            result = await self.session.channel.request(
+                "session/request_permission",
+                {"sessionId": self.session.id, "toolCall": tool_call, "options": options})
+        except RpcError as exc:
+            log.warning("permission request failed: %s", exc.message)
+            return None
+        outcome = (result or {}).get("outcome") if isinstance(result, dict) else None
+        if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+            return None
+        return dict(outcome)
+
+    async def _show_message_request(self, title: str, request: PermissionRequest,
+                                    options: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """LSP fallback: ``window/showMessageRequest`` with one action per option."""
+        from sidecar.server.session import RpcError
+
+        detail = request.raw_input.get("command") or request.raw_input.get("file_path") or ""
+        message = f"Sidecar wants to run: {title}" + (f"\n{detail}" if detail and detail not in title else "")
+        try:
+            result = await self.session.channel.request(
+                "window/showMessageRequest",
+                {"type": 2, "message": message, "actions": [{"title": o["name"]} for o in options]})
+        except RpcError as exc:
+            log.warning("showMessageRequest failed: %s", exc.message)
+            return None
+        chosen = result.get("title") if isinstance(result, dict) else None
+        for o in options:
+            if o["name"] == chosen:
+                return {"outcome": "selected", "optionId": o["optionId"]}
+        return None
+
+    def remember(self, request: PermissionRequest, behavior: Literal["allow", "deny"]) -> None:
+        """"Always": edits for this session; commands, fetches and MCP tools in settings.local.json."""
+        assert request.suggested_rule
+        rule = parse_rule(request.suggested_rule, behavior, "session")
+        if rule not in self.session_rules:
+            self.session_rules.append(rule)
+        if request.access == "write":
+            return
+        path = local_settings_path(Path(self.session.cwd))
+        try:
+            add_rule_to_settings_file(path, rule.text, behavior)
+            self.session.audit("permission_rule_saved", rule=rule.text, behavior=behavior, path=str(path))
+        except (OSError, ValueError) as exc:
+            log.warning("could not save %s to %s: %s", rule.text, path, exc)
+            self.session.audit("permission_rule_not_saved", rule=rule.text, behavior=behavior, error=str(exc))
+
+    def _audit(self, request: PermissionRequest, ctx: ToolContext, decision: Decision, **extra: Any) -> None:
+        self.session.audit("permission", tool=request.tool_name, toolCallId=ctx.tool_call_id,
+                           title=request.title,
+                           verdict=decision.verdict, reason=decision.reason, rule=decision.rule,
+                           source=decision.source, decided_by=decision.decided_by, mode=self.session.mode,
+                           agent=ctx.agent_label, **{k: v for k, v in extra.items() if v is not None})
+
+
+def source_label(source: str) -> str:
+    return SOURCE_LABELS.get(source, source)
+
+
+def default_options(request: PermissionRequest) -> list[dict[str, Any]]:
+    rule = request.suggested_rule
+    scope = "for this session" if request.access == "write" else "in this project"
+    options: list[dict[str, Any]] = [{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"}]
+    if rule:
+        options.append({"optionId": "allow_always", "name": f"Always allow {rule} {scope}",
+                        "kind": "allow_always"})
+    options.append({"optionId": "reject_once", "name": "Reject", "kind": "reject_once"})
+    if rule:
+        options.append({"optionId": "reject_always", "name": f"Always reject {rule} {scope}",
+                        "kind": "reject_always"})
+    return options
+
+
+def supports_acp_permissions(session: Any) -> bool:
+    """ACP clients always do; the LSP transport sets ``channel.supports_acp_permissions`` False for plain
+    LSP clients (no ``initializationOptions.acp``), which then get ``window/showMessageRequest``."""
+    flag = getattr(session.channel, "supports_acp_permissions", None)
+    return flag if isinstance(flag, bool) else True
+
+
+def hook_verdict_of(ctx: ToolContext) -> HookVerdict | None:
+    value = ctx.extra.get(HOOK_DECISION_KEY)
+    return value if isinstance(value, HookVerdict) else None
+
+
+def denial_message(request: PermissionRequest, decision: Decision) -> str:
+    if decision.decided_by == "mode":
+        return ("The session is in plan mode, which allows no edits and no commands that change anything. "
+                "Keep researching with read-only tools, then present your plan with ExitPlanMode and wait "
+                "for the user to approve it.")
+    if decision.decided_by == "hook":
+        return (f"A PreToolUse hook blocked this {request.tool_name} call: {decision.reason}. "
+                "Do not retry it unchanged; adjust your approach.")
+    return (f"Permission to use {request.tool_name} was denied: {decision.reason}. Do not retry this call; "
+            "choose another approach or ask the user.")
 
 
 def rejection_message(answer: UserAnswer) -> str:

@@ -23,6 +23,8 @@ class PermissionRequest:
     # Parts matched one by one (subcommands of a compound shell command); all must be allowed.
     rule_parts: list[str] = field(default_factory=list)
     read_only: bool = False
+    # Parts of ``rule_parts`` that are read-only by themselves (need no rule inside a compound command).
+    read_only_parts: list[str] = field(default_factory=list)
     # The narrowest rule offered as "always allow", e.g. "Bash(npm run test *)".
     suggested_rule: str | None = None
     # ACP ToolCallContent shown with the question (a diff for edits).

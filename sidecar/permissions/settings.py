@@ -1,0 +1,202 @@
+"""Settings sources, in precedence order, as Claude Code reads them (DESIGN.md §6).
+
+1. managed   ``/etc/sidecar/managed-settings.json`` (``SIDECAR_MANAGED_SETTINGS`` overrides the path)
+2. client    the editor extension's settings, sent by the client (a dict)
+3. local     ``<cwd>/.claude/settings.local.json``   (personal, where "always allow" writes)
+4. project   ``<cwd>/.claude/settings.json``         (shared with the team)
+5. user      ``~/.claude/settings.json``             (``$HOME`` honoured)
+
+Used keys: ``permissions.allow | ask | deny`` (rule lists), ``permissions.defaultMode``,
+``permissions.additionalDirectories``, ``permissions.disableBypassPermissionsMode`` (``"disable"``) and
+``hooks``. Rules from every source apply together; a deny anywhere wins (see ``rules.evaluate``).
+Scalars (``defaultMode``) come from the first source that sets them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sidecar.permissions.rules import BEHAVIORS, Behavior, Rule, RuleSyntaxError, home_dir, parse_rule
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MANAGED_PATH = Path("/etc/sidecar/managed-settings.json")
+MODE_IDS = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+
+def managed_settings_path() -> Path:
+    override = os.environ.get("SIDECAR_MANAGED_SETTINGS")
+    return Path(override) if override else DEFAULT_MANAGED_PATH
+
+
+def local_settings_path(cwd: Path) -> Path:
+    return cwd / ".claude" / "settings.local.json"
+
+
+def project_settings_path(cwd: Path) -> Path:
+    return cwd / ".claude" / "settings.json"
+
+
+def user_settings_path() -> Path:
+    return home_dir() / ".claude" / "settings.json"
+
+
+@dataclass
+class SettingsSource:
+    name: str
+    path: Path | None
+    data: dict[str, Any]
+    problem: str | None = None
+
+    def permissions(self) -> dict[str, Any]:
+        perms = self.data.get("permissions")
+        return perms if isinstance(perms, dict) else {}
+
+
+@dataclass
+class Settings:
+    sources: list[SettingsSource]
+    problems: list[str] = field(default_factory=list)
+
+    def rules(self) -> list[Rule]:
+        out: list[Rule] = []
+        for src in self.sources:
+            perms = src.permissions()
+            for behavior in BEHAVIORS:
+                items = perms.get(behavior)
+                if not isinstance(items, list):
+                    continue
+                for item in items:
+                    if not isinstance(item, str):
+                        continue
+                    try:
+                        out.append(parse_rule(item, behavior, src.name, str(src.path) if src.path else None))
+                    except RuleSyntaxError as exc:
+                        self.problems.append(f"{src.name}: {exc}")
+        return out
+
+    def default_mode(self) -> str | None:
+        for src in self.sources:
+            mode = src.permissions().get("defaultMode")
+            if isinstance(mode, str) and mode in MODE_IDS:
+                return mode
+        return None
+
+    def bypass_disabled(self) -> bool:
+        return any(src.permissions().get("disableBypassPermissionsMode") == "disable" for src in self.sources)
+
+    def additional_directories(self, cwd: Path) -> list[Path]:
+        out: list[Path] = []
+        for src in self.sources:
+            dirs = src.permissions().get("additionalDirectories")
+            if not isinstance(dirs, list):
+                continue
+            for d in dirs:
+                if not isinstance(d, str) or not d:
+                    continue
+                if d == "~" or d.startswith("~/"):
+                    p = home_dir() / d[2:]
+                else:
+                    p = Path(d)
+                p = (p if p.is_absolute() else cwd / p).resolve()
+                if p not in out:
+                    out.append(p)
+        return out
+
+    def hooks(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every source's ``hooks`` object, with the source name, in precedence order."""
+        return [(src.name, src.data["hooks"]) for src in self.sources
+                if isinstance(src.data.get("hooks"), dict)]
+
+
+class SettingsLoader:
+    """Reads the sources, re-reading a file only when its mtime or size changed."""
+
+    def __init__(self, cwd: Path, client_settings: dict[str, Any] | None = None) -> None:
+        self.cwd = cwd
+        self.client_settings = client_settings or {}
+        self._cache: dict[Path, tuple[tuple[int, int], SettingsSource]] = {}
+
+    def load(self) -> Settings:
+        sources = [
+            self._file("managed", managed_settings_path()),
+            SettingsSource("client", None,
+                           self.client_settings if isinstance(self.client_settings, dict) else {}),
+            self._file("local", local_settings_path(self.cwd)),
+            self._file("project", project_settings_path(self.cwd)),
+            self._file("user", user_settings_path()),
+        ]
+        problems = [f"{s.name} settings {s.path}: {s.problem}" for s in sources if s.problem]
+        return Settings(sources, problems)
+
+    def _file(self, name: str, path: Path) -> SettingsSource:
+        try:
+            st = path.stat()
+        except OSError:
+            return SettingsSource(name, path, {})
+        key = (st.st_mtime_ns, st.st_size)
+        cached = self._cache.get(path)
+        if cached and cached[0] == key:
+            return cached[1]
+        src = read_settings_file(name, path)
+        self._cache[path] = (key, src)
+        return src
+
+
+def read_settings_file(name: str, path: Path) -> SettingsSource:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        log.warning("ignoring %s settings %s: %s", name, path, exc)
+        return SettingsSource(name, path, {}, problem=str(exc))
+    if not isinstance(data, dict):
+        return SettingsSource(name, path, {}, problem="not a JSON object")
+    return SettingsSource(name, path, data)
+
+
+def load_settings(cwd: Path, client_settings: dict[str, Any] | None = None) -> Settings:
+    return SettingsLoader(cwd, client_settings).load()
+
+
+def add_rule_to_settings_file(path: Path, rule: str, behavior: Behavior = "allow") -> bool:
+    """Append ``rule`` to ``permissions.<behavior>`` of a settings file, keeping everything else.
+
+    Returns False when the rule was already there. Written atomically (temp file + rename). A file
+    that is not valid JSON is left alone (ValueError): we never destroy the user's settings.
+    """
+    data: dict[str, Any] = {}
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        if text.strip():
+            loaded = json.loads(text)
+            if not isinstance(loaded, dict):
+                raise ValueError(f"{path} is not a JSON object")
+            data = loaded
+    perms = data.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        raise ValueError(f"{path}: permissions is not an object")
+    items = perms.setdefault(behavior, [])
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: permissions.{behavior} is not a list")
+    if rule in items:
+        return False
+    items.append(rule)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
