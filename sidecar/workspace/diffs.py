@@ -218,6 +218,16 @@ def _common_suffix(a: str, b: str, max_len: int) -> int:
     return s
 
 
+def common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of two strings (block-wise memcmp)."""
+    return _common_prefix(a, b)
+
+
+def common_suffix(a: str, b: str, max_len: int) -> int:
+    """Length of the common suffix, at most ``max_len`` (pass ``min(len) - prefix`` to avoid overlap)."""
+    return _common_suffix(a, b, max_len)
+
+
 def diff_summary(diff: Diff) -> dict[str, Any]:
     """Counts for result metadata."""
     return {"hunks": len(diff.hunks), "added": diff.added, "removed": diff.removed}
