@@ -1,0 +1,779 @@
+"""Each simple command → a class; a whole command → its parts, read-only or not, catastrophic or not.
+
+Classes (ordered by risk): ``read-only`` < ``write`` < ``write-outside`` < ``network`` < ``process``
+< ``execute`` < ``unknown`` < ``destructive`` < ``catastrophic``.
+
+The rule of this module: *read-only* is a promise that the command cannot write a file, run code we
+did not see, or reach the network. Anything we cannot prove that for (unknown programs, dynamic
+words in flag position, unparsed syntax, scripts for awk/sed we cannot read) is not read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sidecar.tools.bash.parse import ParsedCommand, Redirect, SimpleCommand, parse
+
+CLASSES = ("read-only", "write", "write-outside", "network", "process", "execute", "unknown", "destructive",
+           "catastrophic")
+_RANK = {c: i for i, c in enumerate(CLASSES)}
+
+# Read-only whatever their flags and arguments (also with arguments we cannot see: xargs, $VAR).
+FLAG_INSENSITIVE = frozenset({
+    "cat", "head", "tail", "wc", "ls", "dir", "vdir", "echo", "printf", "pwd", "true", "false", ":",
+    "basename", "dirname", "realpath", "readlink", "stat", "du", "df", "nl", "od", "hexdump", "strings",
+    "cut", "tr", "rev", "column", "fold", "paste", "comm", "cmp", "diff", "grep", "egrep", "fgrep", "tac",
+    "seq", "which", "whoami", "id", "groups", "uname", "printenv", "sha1sum", "sha224sum", "sha256sum",
+    "sha384sum", "sha512sum", "md5sum", "cksum", "b2sum", "sum", "base32", "base64", "test", "[", "expr",
+    "jq", "nproc", "tty", "uptime", "free", "ps", "pgrep", "pidof", "lsof", "whereis", "locate", "cd",
+    "pushd", "popd", "dirs", "sleep", "wait", "jobs", "type", "read", "getconf", "arch", "logname", "users",
+    "who", "w", "last", "zcat", "bzcat", "xzcat", "zgrep", "lscpu", "lsblk", "lsusb", "lspci", "mount_list",
+    "exit", "return", "break", "continue", "numfmt", "factor", "yes", "expand", "unexpand", "look",
+    "join", "fmt", "pr", "shuf", "tsort", "env_list", "hash", "ldd_list", "md5", "shasum", "sha256",
+    "diff3", "sdiff", "wdiff", "cal", "ncal", "vmstat", "iostat", "mpstat", "netstat", "ss", "uniq_list",
+})
+# Read-only with literal arguments, after a flag check in ``_CHECKS``.
+INTERPRETERS = frozenset({
+    "python", "python2", "python3", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "luajit",
+    "Rscript", "R", "java", "julia", "scala", "kotlin", "swift", "groovy", "osascript", "pwsh", "powershell",
+    "tclsh", "wish", "irb", "ipython", "jshell", "ts-node", "tsx", "elixir", "erl", "ghci", "runghc",
+    "sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "source", ".", "exec", "eval",
+    "npx", "pnpx", "bunx", "uvx", "pipx", "make", "cmake", "ninja", "gradle", "gradlew", "mvn", "ant",
+    "pytest", "tox", "nox", "jest", "vitest", "mocha", "tsc", "eslint", "prettier", "black", "ruff", "mypy",
+    "cargo", "rustc", "go", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "javac", "dotnet",
+    "watch", "script", "expect", "parallel", "at", "batch", "vim", "vi", "nvim", "nano", "emacs", "code",
+    "open", "xdg-open", "gdb", "lldb", "strace", "ltrace", "valgrind", "docker", "podman", "kubectl_exec",
+    "sudo", "doas", "su", "runuser", "pkexec", "chroot", "unshare", "nsenter", "firejail", "bwrap",
+    "alias", "trap", "export", "unset", "declare", "typeset", "local", "readonly", "shopt", "ulimit",
+    "umask", "enable", "complete", "bind", "fc", "let", "coproc", "nc_exec", "flock", "setsid", "xvfb-run",
+    "env", "busybox", "ssh-agent", "dbus-launch", "systemd-run", "entr", "nodemon", "direnv",
+})
+NETWORK = frozenset({
+    "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp", "tftp", "ping",
+    "ping6", "dig", "nslookup", "host", "traceroute", "tracepath", "mtr", "http", "https", "httpie", "xh",
+    "aria2c", "gh", "glab", "hub", "nmap", "whois", "socat", "mosh", "lftp", "axel", "kubectl", "helm",
+    "aws", "gcloud", "az", "doctl", "heroku", "vercel", "netlify", "fly", "flyctl", "terraform", "pulumi",
+    "ansible", "ansible-playbook", "apt", "apt-get", "aptitude", "yum", "dnf", "apk", "pacman", "zypper",
+    "brew", "port", "snap", "flatpak", "gem", "bundle", "bundler", "composer", "conda", "mamba", "pip",
+    "pip3", "uv", "poetry", "pipenv", "npm", "yarn", "pnpm", "deno_install", "sdkmanager", "nix",
+    "git-lfs", "svn", "hg", "s3cmd", "gsutil", "rclone", "ngrok", "tailscale", "openssl_s_client",
+})
+PROCESS = frozenset({
+    "kill", "pkill", "killall", "skill", "renice", "systemctl", "service", "disown", "bg", "fg",
+    "launchctl", "crontab", "nohup_bg", "sysctl", "modprobe", "insmod", "rmmod", "swapon", "swapoff",
+    "mount", "umount", "iptables", "ip6tables", "nft", "ufw", "useradd", "userdel", "usermod", "groupadd",
+    "passwd", "chpasswd", "hostnamectl", "timedatectl", "loginctl", "journalctl_vacuum", "tmux", "screen",
+})
+WRITE = frozenset({
+    "cp", "mv", "touch", "mkdir", "rmdir", "ln", "install", "chmod", "chown", "chgrp", "tee", "truncate",
+    "patch", "split", "csplit", "zip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd",
+    "unzstd", "7z", "rar", "unrar", "mkfifo", "mknod", "mktemp", "setfacl", "chattr", "ar", "cpio",
+    "rename", "dos2unix", "unix2dos", "sponge", "link", "unlink", "tar", "unzip", "uniq", "sort",
+    "sed", "awk", "gawk", "mawk", "nawk", "yq", "xxd", "tree", "date", "hostname", "less", "more", "most",
+    "man", "history", "file", "rg", "fd", "fdfind", "find", "git", "ed", "ex",
+})
+DESTRUCTIVE = frozenset({"rm", "shred", "dd", "srm", "wipe", "fdisk", "sfdisk", "gdisk", "parted", "fstrim",
+                         "blkdiscard", "cryptsetup", "lvremove", "vgremove", "pvremove", "zpool", "zfs"})
+CATASTROPHIC_NAMES = frozenset({"shutdown", "reboot", "halt", "poweroff", "mkswap", "wipefs", "mke2fs"})
+
+SAFE_ENV_VARS = frozenset({
+    "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS", "LINES", "NODE_ENV",
+    "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "CI", "DEBUG",
+    "CLICOLOR", "CLICOLOR_FORCE", "GREP_COLOR", "GREP_COLORS", "LS_COLORS", "TIME_STYLE", "COLORTERM",
+})
+SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2",
+                          "/dev/zero"})
+_BLOCK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|md|loop|dm-|sr|rdisk)")
+SYSTEM_DIRS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt",
+                         "/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/System", "/Users",
+                         "/Library", "/Applications", "/private"})
+_FORK_BOMB = re.compile(r"(\b\w+\b|:)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
+
+
+@dataclass
+class Where:
+    """Where relative paths resolve and what counts as inside the workspace."""
+
+    cwd: Path
+    roots: list[Path] = field(default_factory=list)
+    home: Path = field(default_factory=lambda: Path(os.path.expanduser("~")))
+
+    def __post_init__(self) -> None:
+        if not self.roots:
+            self.roots = [self.cwd]
+
+
+@dataclass
+class Subcommand:
+    text: str
+    cls: str
+    reason: str = ""
+    words: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Analysis:
+    command: str
+    subcommands: list[Subcommand]
+    read_only: bool
+    error: str | None = None
+    catastrophic: str | None = None  # the reason, when any part is catastrophic
+
+    @property
+    def rule_parts(self) -> list[str]:
+        return [s.text for s in self.subcommands]
+
+    @property
+    def worst(self) -> str:
+        return max((s.cls for s in self.subcommands), key=_RANK.__getitem__, default="read-only")
+
+
+# ---- flag helpers ---------------------------------------------------------------------------------
+
+def _short_flags(args: list[str]) -> set[str]:
+    """Single-letter flags of ``-abc`` clusters (before ``--``)."""
+    out: set[str] = set()
+    for a in args:
+        if a == "--":
+            break
+        if a.startswith("-") and not a.startswith("--") and len(a) > 1:
+            out.update(a[1:])
+    return out
+
+
+def _long_flags(args: list[str]) -> set[str]:
+    out: set[str] = set()
+    for a in args:
+        if a == "--":
+            break
+        if a.startswith("--"):
+            out.add(a.split("=", 1)[0])
+    return out
+
+
+def _positionals(args: list[str], value_opts: frozenset[str] = frozenset()) -> list[str]:
+    out: list[str] = []
+    i = 0
+    after = False
+    while i < len(args):
+        a = args[i]
+        if after:
+            out.append(a)
+        elif a == "--":
+            after = True
+        elif a.startswith("-") and a != "-":
+            if a in value_opts:
+                i += 1
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+# ---- per-program checks: return None when read-only, else (class, reason) -------------------------
+
+Verdict = tuple[str, str] | None
+
+
+def _check_sed(args: list[str]) -> Verdict:
+    scripts: list[str] = []
+    i = 0
+    has_e = False
+    while i < len(args):
+        a = args[i]
+        if a in ("-i", "--in-place") or (a.startswith("-") and not a.startswith("--") and "i" in a[1:]) \
+                or a.startswith("--in-place"):
+            return ("write", "sed -i edits files in place")
+        if a in ("-f", "--file") or a.startswith("--file=") or (a.startswith("-") and not a.startswith("--")
+                                                                 and "f" in a[1:]):
+            return ("execute", "sed script file not inspected")
+        if a in ("-e", "--expression"):
+            has_e = True
+            if i + 1 < len(args):
+                scripts.append(args[i + 1])
+            i += 2
+            continue
+        if a.startswith("--expression="):
+            has_e = True
+            scripts.append(a.split("=", 1)[1])
+        elif a in ("-l", "--line-length"):
+            i += 1
+        elif not a.startswith("-") and not has_e and not scripts:
+            scripts.append(a)
+        i += 1
+    for s in scripts:
+        if not _sed_script_is_safe(s):
+            return ("write", "sed script may write files or run commands (w, e, W, s///e, s///w)")
+    return None
+
+
+_SED_SIMPLE = set("pPdDnNqQ=lgGhHxz{}!")
+
+
+def _sed_script_is_safe(script: str) -> bool:
+    i, n = 0, len(script)
+
+    def skip_regex(j: int, delim: str) -> int:
+        while j < n and script[j] != delim:
+            j += 2 if script[j] == "\\" else 1
+        return j + 1
+
+    while i < n:
+        c = script[i]
+        if c in " \t\n;":
+            i += 1
+            continue
+        # addresses
+        if c.isdigit() or c in "$,~+":
+            i += 1
+            continue
+        if c == "/":
+            i = skip_regex(i + 1, "/")
+            if i < n and script[i] in "IM":
+                i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            i = skip_regex(i + 2, script[i + 1])
+            continue
+        if c in _SED_SIMPLE:
+            i += 1
+            if c in "qQlL":
+                while i < n and script[i].isdigit():
+                    i += 1
+            continue
+        if c in ":btT":
+            while i < n and script[i] not in ";\n":
+                i += 1
+            continue
+        if c in "aic":
+            return "\n" not in script[i:] or True  # text until end of line: harmless output
+        if c in "rRF":
+            if c == "F":
+                i += 1
+                continue
+            while i < n and script[i] != "\n":  # reads a file: harmless
+                i += 1
+            continue
+        if c in "sy":
+            if i + 1 >= n:
+                return False
+            delim = script[i + 1]
+            if delim in "\\\n":
+                return False
+            j = skip_regex(i + 2, delim)
+            j = skip_regex(j, delim)
+            if j > n:
+                return False
+            if c == "s":
+                while j < n and script[j] not in ";\n}":
+                    if script[j] not in "gpiIm0123456789M ":
+                        return False  # e (execute), w (write) or something we do not know
+                    j += 1
+            i = j
+            continue
+        return False  # w, W, e, v and anything unknown
+    return True
+
+
+def _check_awk(args: list[str]) -> Verdict:
+    program: str | None = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load") or \
+                a.startswith(("--file=", "--exec=", "--include=", "--load=")):
+            return ("execute", "awk program file or extension not inspected")
+        if a in ("-v", "-F", "--assign", "--field-separator"):
+            i += 2
+            continue
+        if a == "--":
+            if i + 1 < len(args):
+                program = args[i + 1]
+            break
+        if not a.startswith("-"):
+            program = a
+            break
+        i += 1
+    if program is None:
+        return ("execute", "awk without a visible program")
+    if re.search(r"system|\||>|@|getline|ENVIRON\[|PROCINFO|fflush|close", program):
+        return ("execute", "awk program may run commands or write files (system, |, >)")
+    return None
+
+
+_GIT_READ = frozenset({
+    "status", "log", "diff", "show", "rev-parse", "describe", "ls-files", "ls-tree", "blame", "annotate",
+    "shortlog", "cat-file", "grep", "whatchanged", "rev-list", "name-rev", "merge-base", "show-ref",
+    "for-each-ref", "count-objects", "check-ignore", "check-attr", "diff-tree", "diff-files", "diff-index",
+    "show-branch", "cherry", "verify-commit", "verify-tag", "range-diff", "version", "var", "ls-remote_",
+})
+_GIT_NETWORK = frozenset({"fetch", "pull", "push", "clone", "ls-remote", "submodule", "remote-update",
+                          "send-email", "request-pull", "archive-remote", "lfs", "svn"})
+_GIT_GLOBAL_VALUE = frozenset({"-C", "--namespace"})
+_GIT_GLOBAL_FLAG = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs",
+                              "--no-replace-objects", "--bare", "--glob-pathspecs", "--noglob-pathspecs",
+                              "--icase-pathspecs", "--paginate", "-p"})
+
+
+def _check_git(args: list[str], lit: list[bool]) -> Verdict:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        a = args[i]
+        if a in _GIT_GLOBAL_VALUE:
+            i += 2
+        elif a in _GIT_GLOBAL_FLAG:
+            i += 1
+        else:
+            return ("execute", f"git {a} can change what git runs")
+    if i >= len(args):
+        return None
+    if not lit[i]:
+        return ("unknown", "dynamic git subcommand")
+    sub, rest = args[i], args[i + 1:]
+    if any(r.startswith(("--output", "--ext-diff", "--open-files-in-pager", "--upload-pack", "--exec"))
+           or r == "-O" or (sub == "grep" and r.startswith("-O")) for r in rest):
+        return ("write", f"git {sub} with an option that writes or runs a program")
+    flags = _short_flags(rest) | _long_flags(rest)
+    pos = _positionals(rest)
+    if sub in _GIT_READ:
+        return None
+    if sub in _GIT_NETWORK:
+        forced = flags & {"f", "--force", "--force-with-lease", "--mirror", "--delete", "d", "--prune",
+                          "--force-if-includes"}
+        if sub == "push" and (forced or any(p.startswith(("+", ":")) for p in pos)):
+            return ("destructive", "git push that can overwrite or delete remote history")
+        return ("network", f"git {sub} reaches the network")
+    if sub == "branch":
+        if flags & {"d", "D", "--delete", "f", "--force"}:
+            cls = "destructive" if flags & {"D", "f", "--force"} else "write"
+            return (cls, "git branch deletes a branch")
+        if flags & {"m", "M", "c", "C", "--move", "--copy", "u", "--set-upstream-to", "--unset-upstream",
+                    "--edit-description", "--track", "t", "--no-track", "--create-reflog"}:
+            return ("write", "git branch changes branches")
+        if pos and not flags & {"l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
+                                "--points-at"}:
+            return ("write", "git branch NAME creates a branch")
+        return None
+    if sub == "tag":
+        if flags & {"d", "--delete"}:
+            return ("write", "git tag -d deletes a tag")
+        if pos and not flags & {"l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
+                                "--points-at", "v", "--verify"}:
+            return ("write", "git tag NAME creates a tag")
+        if flags & {"a", "s", "f", "m", "F", "u", "--annotate", "--sign", "--force", "--message", "--file"}:
+            return ("write", "git tag creates a tag")
+        return None
+    if sub == "remote":
+        if not pos or (pos[0] in ("get-url",)) or (pos[0] == "show" and "n" in flags):
+            return None if not (pos and pos[0] not in ("get-url", "show")) else ("write", "git remote change")
+        if pos[0] in ("show", "update", "prune"):
+            return ("network", f"git remote {pos[0]} contacts the remote")
+        return ("write", f"git remote {pos[0]} changes the repository configuration")
+    if sub == "config":
+        if flags & {"--get", "--get-all", "--get-regexp", "l", "--list", "--get-urlmatch", "--get-color",
+                    "--get-colorbool"} and not flags & {"e", "--edit", "--unset", "--unset-all", "--add",
+                                                         "--replace-all", "--rename-section",
+                                                         "--remove-section"}:
+            return None
+        if pos and pos[0] in ("get", "list") and not flags & {"e", "--edit"}:
+            return None
+        return ("write", "git config changes configuration")
+    if sub == "stash":
+        if pos and pos[0] in ("list", "show"):
+            return None
+        if pos and pos[0] in ("drop", "clear"):
+            return ("destructive", f"git stash {pos[0]} discards stashed work")
+        return ("write", "git stash changes the working tree")
+    if sub == "reflog":
+        if not pos or pos[0] == "show":
+            return None
+        return ("destructive", f"git reflog {pos[0]} rewrites the reflog")
+    if sub == "worktree":
+        if pos and pos[0] == "list":
+            return None
+        return ("write", "git worktree changes worktrees")
+    if sub == "reset" and flags & {"--hard", "--merge", "--keep"}:
+        return ("destructive", "git reset --hard discards uncommitted work")
+    if sub == "clean" and not flags & {"n", "--dry-run"}:
+        return ("destructive", "git clean deletes untracked files")
+    if sub == "clean":
+        return None
+    if sub == "checkout" and (("--" in rest) or "." in pos or flags & {"f", "--force"}):
+        return ("destructive", "git checkout of paths discards uncommitted changes")
+    if sub == "restore" and not (flags & {"S", "--staged"} and not flags & {"W", "--worktree"}):
+        return ("destructive", "git restore discards uncommitted changes")
+    if sub in ("filter-branch", "filter-repo", "gc", "prune", "update-ref", "replace"):
+        return ("destructive", f"git {sub} rewrites repository data")
+    if sub in ("help",) and not rest:
+        return None
+    return ("write", f"git {sub} changes the repository")
+
+
+def _check_find(args: list[str], lit: list[bool]) -> Verdict:
+    for a in args:
+        if a in ("-delete",):
+            return ("destructive", "find -delete removes files")
+        if a in ("-exec", "-execdir", "-ok", "-okdir"):
+            return ("execute", f"find {a} runs a command")
+        if a in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+            return ("write", f"find {a} writes a file")
+    return None
+
+
+def _check_fd(args: list[str], lit: list[bool]) -> Verdict:
+    for a in args:
+        if a in ("-x", "--exec", "-X", "--exec-batch") or a.startswith(("--exec=", "--exec-batch=")):
+            return ("execute", "fd --exec runs a command")
+    return None
+
+
+def _check_rg(args: list[str], lit: list[bool]) -> Verdict:
+    for a in args:
+        if a in ("--pre", "--pre-glob", "--search-zip", "-z") or a.startswith(("--pre=", "--pre-glob=")):
+            return ("execute", "rg --pre / --search-zip runs programs")
+    return None
+
+
+def _check_sort(args: list[str], lit: list[bool]) -> Verdict:
+    if "o" in _short_flags(args) or any(a.startswith(("--output", "--compress-program")) for a in args):
+        return ("write", "sort -o writes a file")
+    if any(a.startswith("-") and not a.startswith("--") and "o" in a[1:] for a in args):
+        return ("write", "sort -o writes a file")
+    return None
+
+
+def _check_uniq(args: list[str], lit: list[bool]) -> Verdict:
+    if len(_positionals(args, frozenset({"-f", "-s", "-w"}))) > 1:
+        return ("write", "uniq INPUT OUTPUT writes OUTPUT")
+    return None
+
+
+def _check_tree(args: list[str], lit: list[bool]) -> Verdict:
+    if "o" in _short_flags(args) or "-o" in args or "--output" in _long_flags(args):
+        return ("write", "tree -o writes a file")
+    return None
+
+
+def _check_file(args: list[str], lit: list[bool]) -> Verdict:
+    if "C" in _short_flags(args) or "--compile" in _long_flags(args):
+        return ("write", "file -C writes a magic file")
+    return None
+
+
+def _check_date(args: list[str], lit: list[bool]) -> Verdict:
+    if "s" in _short_flags(args) or "--set" in _long_flags(args) or \
+            any(re.fullmatch(r"\d{4,12}(\.\d\d)?", p) for p in _positionals(args)):
+        return ("process", "date -s sets the system clock")
+    return None
+
+
+def _check_hostname(args: list[str], lit: list[bool]) -> Verdict:
+    if _positionals(args) or "F" in _short_flags(args) or "--file" in _long_flags(args):
+        return ("process", "hostname NAME sets the host name")
+    return None
+
+
+def _check_xxd(args: list[str], lit: list[bool]) -> Verdict:
+    if len(_positionals(args, frozenset({"-c", "-g", "-l", "-o", "-s", "-n"}))) > 1:
+        return ("write", "xxd INFILE OUTFILE writes OUTFILE")
+    return None
+
+
+def _check_less(args: list[str], lit: list[bool]) -> Verdict:
+    for a in args:
+        if a.startswith("+") or "!" in a or a in ("-o", "-O", "--log-file", "--LOG-FILE") or \
+                a.startswith(("-o", "-O", "--log-file", "--LOG-FILE", "--lesskey")):
+            return ("execute", "less +cmd / -o can run commands or write a log")
+    return None
+
+
+def _check_man(args: list[str], lit: list[bool]) -> Verdict:
+    for a in args:
+        if a.startswith(("-P", "--pager", "-H", "--html", "-T", "--troff", "-l", "--local-file", "-t")):
+            return ("execute", "man with a pager, browser or local file runs programs")
+    return None
+
+
+def _check_history(args: list[str], lit: list[bool]) -> Verdict:
+    return ("write", "history with options changes or writes the history") if args else None
+
+
+def _check_tar(args: list[str], lit: list[bool]) -> Verdict:
+    if not args:
+        return ("write", "tar")
+    first = args[0].lstrip("-") if not args[0].startswith("--") else ""
+    letters = set(first)
+    long_ = _long_flags(args)
+    if ("t" in letters or "--list" in long_) and letters <= set("tvfzjJaP") and \
+            long_ <= {"--list", "--file", "--verbose", "--gzip", "--bzip2", "--xz", "--zstd",
+                      "--auto-compress"} and not (_short_flags(args[1:]) - set("tvfzjJ")):
+        return None
+    return ("write", "tar creates or extracts files")
+
+
+def _check_unzip(args: list[str], lit: list[bool]) -> Verdict:
+    flags = _short_flags(args)
+    if flags & {"l", "v", "Z", "t"} and not flags - {"l", "v", "Z", "t", "q"}:
+        return None
+    return ("write", "unzip extracts files")
+
+
+def _check_command_builtin(args: list[str], lit: list[bool]) -> Verdict:
+    if args and args[0] in ("-v", "-V"):
+        return None
+    return ("execute", "command runs a program")
+
+
+def _check_env(args: list[str], lit: list[bool]) -> Verdict:
+    return None if not args else ("execute", "env with arguments runs a program with a changed environment")
+
+
+def _check_set(args: list[str], lit: list[bool]) -> Verdict:
+    if (all(a.startswith(("-", "+")) for a in args) and "-o" not in args and "+o" not in args) or \
+            args in (["-o", "pipefail"], ["-euo", "pipefail"], ["-eo", "pipefail"], ["-uo", "pipefail"]):
+        return None
+    return ("unknown", "set changes shell state")
+
+
+def _check_npm(args: list[str], lit: list[bool]) -> Verdict:
+    pos = _positionals(args)
+    if args in (["--version"], ["-v"]) or (pos and pos[0] in ("ls", "list", "ll", "la", "root", "prefix",
+                                                              "help") and not set(args) & {"-g", "--global"}
+                                           and len(pos) <= 2):
+        return None
+    if pos and pos[0] in ("run", "run-script", "test", "t", "start", "exec", "x", "rebuild", "build"):
+        return ("execute", f"npm {pos[0]} runs package scripts")
+    return ("network", "npm reaches the registry")
+
+
+def _check_pip(args: list[str], lit: list[bool]) -> Verdict:
+    pos = _positionals(args)
+    if args in (["--version"], ["-V"]) or (pos and pos[0] in ("list", "show", "freeze", "check", "help")):
+        return None
+    return ("network", "pip reaches the package index")
+
+
+def _check_version_only(args: list[str], lit: list[bool]) -> Verdict:
+    if args and all(a in ("--version", "-V", "version") for a in args):
+        return None
+    return ("execute", "runs code")
+
+
+_CHECKS = {
+    "find": _check_find, "fd": _check_fd, "fdfind": _check_fd, "rg": _check_rg, "sort": _check_sort,
+    "uniq": _check_uniq, "tree": _check_tree, "file": _check_file, "date": _check_date,
+    "hostname": _check_hostname, "xxd": _check_xxd, "less": _check_less, "more": _check_less,
+    "most": _check_less, "zless": _check_less, "man": _check_man, "history": _check_history,
+    "tar": _check_tar, "unzip": _check_unzip, "command": _check_command_builtin, "env": _check_env,
+    "set": _check_set, "npm": _check_npm, "pip": _check_pip, "pip3": _check_pip, "git": _check_git,
+}
+_VERSION_ONLY = frozenset({"python", "python3", "node", "ruby", "perl", "php", "go", "cargo", "rustc",
+                           "java", "javac", "gcc", "g++", "clang", "make", "cmake", "docker", "deno", "bun",
+                           "yarn", "pnpm", "uv", "poetry", "tsc", "pytest", "ruff", "mypy", "black", "dotnet",
+                           "kubectl", "terraform", "gh", "aws", "helm", "bash", "zsh", "sh"})
+
+
+# ---- catastrophic --------------------------------------------------------------------------------
+
+def _resolve(word: str, where: Where) -> Path | None:
+    if word in ("$HOME", "${HOME}", "~") or word.startswith(("$HOME/", "${HOME}/", "~/")):
+        rest = word.split("/", 1)[1] if "/" in word else ""
+        return Path(os.path.normpath(where.home / rest)) if rest else where.home
+    if word.startswith("~"):
+        return None
+    p = Path(word)
+    if not p.is_absolute():
+        p = where.cwd / p
+    return Path(os.path.normpath(p))
+
+
+def _is_root_like(word: str, where: Where) -> bool:
+    stripped = word.rstrip("/") or "/"
+    if stripped.endswith("/*"):
+        stripped = stripped[:-2] or "/"
+    elif stripped in ("*", ".*"):
+        stripped = "."
+    target = _resolve(stripped, where)
+    if target is None:
+        return False
+    return str(target) in SYSTEM_DIRS or target == where.home or target == where.home.parent
+
+
+def catastrophic_reason(cmd: SimpleCommand, where: Where) -> str | None:
+    name = cmd.name.rsplit("/", 1)[-1]
+    args = cmd.args
+    flags = _short_flags(args) | _long_flags(args)
+    if name in CATASTROPHIC_NAMES or name.startswith("mkfs"):
+        return f"`{name}` can destroy the system or a disk"
+    if name in ("init", "telinit") and args and args[0] in ("0", "6"):
+        return "`init 0/6` shuts the machine down"
+    if name == "systemctl" and args and set(args) & {"poweroff", "reboot", "halt", "kexec", "suspend"}:
+        return "systemctl poweroff/reboot shuts the machine down"
+    if name == "rm" and (flags & {"r", "R", "--recursive", "--no-preserve-root"}):
+        for a in _positionals(args):
+            if _is_root_like(a, where):
+                return f"`rm -r {a}` would delete the root, a system folder or the home folder"
+    if name in ("chmod", "chown", "chgrp") and flags & {"R", "--recursive"}:
+        for a in _positionals(args)[1:]:
+            if _is_root_like(a, where):
+                return f"`{name} -R` on {a} would break the system"
+    if name == "mv":
+        for a in _positionals(args)[:-1]:
+            if _is_root_like(a, where):
+                return f"`mv {a}` would move away the root, a system folder or the home folder"
+    if name == "find" and "-delete" in args:
+        for a in args:
+            if a.startswith("-"):
+                break
+            if _is_root_like(a, where):
+                return f"`find {a} -delete` would delete the root, a system folder or the home folder"
+    if name == "dd":
+        for a in args:
+            if a.startswith("of=") and a[3:] not in SAFE_DEVICES and a[3:].startswith("/dev/"):
+                return f"`dd {a}` writes onto a device"
+    if name in ("shred", "wipe") and any(_BLOCK_DEVICE.match(a) for a in args):
+        return f"`{name}` on a disk device destroys it"
+    if (name == "kill" and "-1" in args[1:]) or (name == "kill" and args[-1:] == ["-1"]):
+        return "`kill -1` signals every process"
+    for r in cmd.redirects:
+        if r.writes and r.target and _BLOCK_DEVICE.match(r.target):
+            return f"writing to {r.target} destroys the disk"
+    return None
+
+
+# ---- one simple command ---------------------------------------------------------------------------
+
+def _write_class(cmd: SimpleCommand, where: Where) -> str:
+    """``write`` when every visible target stays in the workspace, else ``write-outside``."""
+    name = cmd.name.rsplit("/", 1)[-1]
+    targets = _positionals(cmd.args)
+    if name in ("chmod", "chown", "chgrp"):
+        targets = targets[1:]
+    if name == "cp" and targets:
+        targets = targets[-1:]
+    if name == "dd":
+        targets = [a[3:] for a in cmd.args if a.startswith("of=")]
+    for t in targets:
+        if "=" in t and name not in ("dd",):
+            continue
+        p = _resolve(t, where)
+        if p is None or not any(p == r or p.is_relative_to(r) for r in where.roots):
+            return "write-outside"
+    return "write"
+
+
+def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
+    """(class, reason) of one simple command, ignoring its redirections."""
+    reason = catastrophic_reason(cmd, where)
+    if reason:
+        return "catastrophic", reason
+    if not cmd.words:
+        if all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
+            return "read-only", ""
+        return "unknown", "sets shell variables that change what later commands run"
+    if not cmd.literal[0]:
+        return "unknown", "the program name is only known at run time"
+    name = cmd.name
+    base = name.rsplit("/", 1)[-1]
+    if "/" in name and base not in ("git",):
+        return "execute", f"runs the program {name}"
+    args, lit = cmd.args, cmd.literal[1:]
+    if cmd.assignments and not all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
+        return "execute", "environment variables set for the command can change what it runs"
+    if cmd.dynamic_heredoc:
+        return "unknown", "here-document with substitutions"
+    if base in FLAG_INSENSITIVE:
+        return "read-only", ""
+    if cmd.extra_args or not all(lit):
+        # Words we cannot see (xargs input, $VAR, globs, braces) could turn into flags.
+        if base in _CHECKS or base in WRITE or base in _VERSION_ONLY:
+            return ("write" if base in WRITE else "execute",
+                    "arguments only known at run time could add a writing or executing flag")
+    check = _CHECKS.get(base)
+    if check is not None:
+        verdict = check(args, lit)
+        if verdict is None:
+            return "read-only", ""
+        cls, why = verdict
+        return (_write_class(cmd, where) if cls == "write" else cls), why
+    if base in ("sed",):
+        verdict = _check_sed(args)
+        if verdict is None:
+            return "read-only", ""
+        cls, why = verdict
+        return (_write_class(cmd, where) if cls == "write" else cls), why
+    if base in ("awk", "gawk", "mawk", "nawk"):
+        verdict = _check_awk(args)
+        return ("read-only", "") if verdict is None else verdict
+    if base in _VERSION_ONLY and _check_version_only(args, lit) is None:
+        return "read-only", ""
+    if base in DESTRUCTIVE:
+        if base == "rm" and not (_short_flags(args) | _long_flags(args)) & {"r", "R", "f", "--recursive",
+                                                                            "--force"}:
+            return _write_class(cmd, where), "rm deletes files"
+        return "destructive", f"{base} deletes or overwrites data"
+    if base in WRITE:
+        return _write_class(cmd, where), f"{base} writes files"
+    if base in NETWORK:
+        return "network", f"{base} reaches the network"
+    if base in PROCESS:
+        return "process", f"{base} controls processes or the system"
+    if base in INTERPRETERS:
+        return "execute", f"{base} runs code"
+    return "unknown", f"{base} is not a known read-only command"
+
+
+def _redirect_part(r: Redirect, where: Where) -> Subcommand | None:
+    if not r.writes or r.target is None:
+        return None
+    if r.literal and r.target in SAFE_DEVICES:
+        return None
+    text = f"{r.op} {r.target}"
+    if r.literal and _BLOCK_DEVICE.match(r.target):
+        return Subcommand(text, "catastrophic", f"writing to {r.target} destroys the disk")
+    fake = SimpleCommand(words=["tee", r.target], literal=[True, r.literal], raw_words=["tee", r.target])
+    return Subcommand(text, _write_class(fake, where), "output redirection writes a file")
+
+
+def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> Analysis:
+    """Classify every part of ``command``; the command is read-only only when all parts are."""
+    parsed = parsed or parse(command)
+    if _FORK_BOMB.search(command):
+        sub = Subcommand(command.strip(), "catastrophic", "a fork bomb exhausts the machine")
+        return Analysis(command, [sub], False, parsed.error, sub.reason)
+    if parsed.error is not None:
+        sub = Subcommand(command.strip(), "unknown", "the command could not be parsed")
+        return Analysis(command, [sub], False, parsed.error)
+    subs: list[Subcommand] = []
+    cwd = where.cwd
+    for cmd in parsed.commands:
+        here = Where(cwd, where.roots, where.home)
+        if not cmd.transparent and not cmd.redirect_only:
+            cls, why = classify_simple(cmd, here)
+            text = cmd.text if cmd.assignments and cls != "read-only" else " ".join(cmd.raw_words) or cmd.text
+            subs.append(Subcommand(text, cls, why, list(cmd.words)))
+            if cmd.name == "cd" and len(cmd.words) == 2 and cmd.literal[1]:
+                target = _resolve(cmd.words[1], here)
+                if target is not None:
+                    cwd = target
+        elif cmd.transparent:
+            reason = catastrophic_reason(cmd, here)
+            if reason:
+                subs.append(Subcommand(" ".join(cmd.raw_words), "catastrophic", reason, list(cmd.words)))
+            elif cmd.assignments and not all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
+                subs.append(Subcommand(cmd.text, "execute", "environment variables change what runs",
+                                       list(cmd.words)))
+        for r in cmd.redirects:
+            part = _redirect_part(r, here)
+            if part is not None:
+                subs.append(part)
+    read_only = all(s.cls == "read-only" for s in subs)
+    catastrophic = next((s.reason for s in subs if s.cls == "catastrophic"), None)
+    return Analysis(command, subs, read_only, None, catastrophic)
+
+
+def is_read_only(command: str, cwd: Path | None = None) -> bool:
+    return analyze(command, Where(cwd or Path.cwd())).read_only
