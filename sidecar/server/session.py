@@ -71,6 +71,7 @@ class Session:
     # Free slot for services added by tool families (ledger, shells, lsp, todos ...), keyed by name.
     services: dict[str, Any] = field(default_factory=dict)
     prompt_task: asyncio.Task[Any] | None = None
+    cancel_requested: bool = False
 
     def __post_init__(self) -> None:
         self.cwd = self.cwd.resolve()

@@ -1,0 +1,239 @@
+"""The agent loop: model turn → tool calls → results → model turn, until the model ends the turn.
+
+Prompt-cache discipline: the system prompt and tool list are fixed for the life of an agent, and
+reminders (files changed, …) are appended to the newest user message, so each request's bytes start
+with the previous request's bytes. Cache breakpoints sit on the tools, the system prompt and the last
+message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sidecar.agent.model import ModelClient, ModelError, ModelReply, StreamCallbacks
+from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
+
+if TYPE_CHECKING:
+    from sidecar.server.session import Session
+    from sidecar.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+CACHE = {"type": "ephemeral"}
+StopReason = str  # end_turn | max_tokens | max_turn_requests | refusal | cancelled
+
+
+class Conversation:
+    """Where an agent's messages live. The main agent's are the session's (saved); a sub-agent's are its own."""
+
+    def __init__(self, messages: list[dict[str, Any]] | None = None,
+                 on_append: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.messages: list[dict[str, Any]] = messages if messages is not None else []
+        self._on_append = on_append
+
+    def append(self, message: dict[str, Any]) -> None:
+        if self._on_append is not None:
+            self._on_append(message)  # the session appends to the shared list itself
+        else:
+            self.messages.append(message)
+
+
+class Coalescer:
+    """Batches streamed text into fewer editor notifications (every ~20 ms), keeping order."""
+
+    def __init__(self, send: Callable[[str], Awaitable[None]], interval: float = 0.02) -> None:
+        self._send = send
+        self._interval = interval
+        self._buffer: list[str] = []
+        self._timer: asyncio.Task[None] | None = None
+
+    async def add(self, text: str) -> None:
+        self._buffer.append(text)
+        if self._timer is None:
+            self._timer = asyncio.create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(self._interval)
+        self._timer = None
+        await self._flush_now()
+
+    async def _flush_now(self) -> None:
+        if self._buffer:
+            text, self._buffer = "".join(self._buffer), []
+            await self._send(text)
+
+    async def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        await self._flush_now()
+
+
+@dataclass
+class TurnStats:
+    requests: int = 0
+    tool_calls: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class AgentLoop:
+    def __init__(self, session: Session, registry: ToolRegistry, model: ModelClient, system_prompt: str,
+                 conversation: Conversation, *, label: str | None = None, model_name: str | None = None,
+                 stream_to_client: bool = True) -> None:
+        self.session = session
+        self.registry = registry
+        self.model = model
+        self.system_prompt = system_prompt
+        self.conversation = conversation
+        self.label = label
+        self.model_name = model_name
+        self.stream_to_client = stream_to_client
+        self.dispatcher = Dispatcher(session, registry, agent_label=label)
+        self._tool_defs: list[dict[str, Any]] | None = None
+        self.last_text = ""
+
+    # ---- request shape -----------------------------------------------------------------
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        if self._tool_defs is None:  # fixed for the agent's life: part of the cached prefix
+            defs = [t.api_definition() for t in self.registry.all()]
+            if defs:
+                defs[-1] = {**defs[-1], "cache_control": CACHE}
+            self._tool_defs = defs
+        return self._tool_defs
+
+    def build_request(self) -> dict[str, Any]:
+        messages = copy.deepcopy(self.conversation.messages)
+        if messages and isinstance(messages[-1].get("content"), list) and messages[-1]["content"]:
+            messages[-1]["content"][-1]["cache_control"] = CACHE
+        params: dict[str, Any] = {
+            "model": self.model_name or self.model.settings.model,
+            "max_tokens": self.model.settings.max_tokens,
+            "system": [{"type": "text", "text": self.system_prompt, "cache_control": CACHE}],
+            "messages": messages,
+        }
+        tools = self.tool_definitions()
+        if tools:
+            params["tools"] = tools
+        return params
+
+    def take_reminders(self) -> list[dict[str, Any]]:
+        if not self.session.pending_notices or self.label is not None:
+            return []
+        notices, self.session.pending_notices = self.session.pending_notices, []
+        body = "\n".join(f"- {n}" for n in notices)
+        return [{"type": "text", "text": f"<system-reminder>\n{body}\n</system-reminder>"}]
+
+    # ---- the loop -----------------------------------------------------------------------
+    async def run(self, user_content: list[dict[str, Any]]) -> StopReason:
+        self.conversation.append({"role": "user", "content": [*user_content, *self.take_reminders()]})
+        stats = TurnStats()
+        try:
+            while True:
+                if stats.requests >= self.model.settings.max_requests_per_turn:
+                    return "max_turn_requests"
+                stats.requests += 1
+                reply = await self._model_turn()
+                self.conversation.append({"role": "assistant", "content": reply.content})
+                await self._report_usage(reply)
+                tool_uses = [b for b in reply.content if b.get("type") == "tool_use"]
+                if reply.stop_reason == "pause_turn":
+                    continue  # a server tool paused the turn; sending the conversation back resumes it
+                if reply.stop_reason == "tool_use" and tool_uses:
+                    results = await self._run_tools(tool_uses)
+                    stats.tool_calls += len(results)
+                    self.conversation.append(
+                        {"role": "user", "content": [r.to_api() for r in results] + self.take_reminders()})
+                    continue
+                if tool_uses:  # cut off mid-call (max_tokens): close the calls so the history stays valid
+                    self.conversation.append({"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": b["id"], "is_error": True,
+                         "content": "The response was cut off before this call was complete; it did not run."}
+                        for b in tool_uses]})
+                if reply.stop_reason in ("max_tokens", "refusal"):
+                    return reply.stop_reason
+                return "end_turn"
+        except asyncio.CancelledError:
+            self._close_dangling_tool_uses("The user cancelled the turn; this call did not complete.")
+            raise
+
+    def _close_dangling_tool_uses(self, reason: str) -> None:
+        messages = self.conversation.messages
+        if not messages or messages[-1].get("role") != "assistant":
+            return
+        uses = [b for b in messages[-1].get("content", []) if b.get("type") == "tool_use"]
+        if uses:
+            self.conversation.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": b["id"], "is_error": True, "content": reason} for b in uses]})
+
+    async def _model_turn(self) -> ModelReply:
+        text_out = Coalescer(lambda t: self._send_chunk("agent_message_chunk", t))
+        thought_out = Coalescer(lambda t: self._send_chunk("agent_thought_chunk", t))
+        self.last_text = ""
+
+        async def on_text(t: str) -> None:
+            self.last_text += t
+            if self.stream_to_client:
+                await text_out.add(t)
+
+        async def on_thinking(t: str) -> None:
+            if self.stream_to_client:
+                await thought_out.add(t)
+
+        async def on_block(block: dict[str, Any]) -> None:
+            if block.get("type") == "tool_use":
+                await text_out.flush()
+                await self.dispatcher.announce(ToolCall(block["id"], block["name"], block.get("input") or {}))
+
+        try:
+            reply = await self.model.stream(self.build_request(),
+                                            StreamCallbacks(on_text=on_text, on_thinking=on_thinking, on_block=on_block))
+        except ModelError as exc:
+            await text_out.flush()
+            await self._send_chunk("agent_message_chunk", f"\n\n{exc}")
+            raise
+        finally:
+            await thought_out.flush()
+            await text_out.flush()
+        return reply
+
+    async def _send_chunk(self, kind: str, text: str) -> None:
+        await self.session.send_update({"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+    async def _report_usage(self, reply: ModelReply) -> None:
+        u = reply.usage
+        used = int(u.get("input_tokens", 0)) + int(u.get("cache_read_input_tokens", 0)) + \
+            int(u.get("cache_creation_input_tokens", 0)) + int(u.get("output_tokens", 0))
+        self.session.services["last_usage"] = {"used": used, **u}
+        if self.label is None:
+            await self.session.send_update({"sessionUpdate": "usage_update", "used": used,
+                                            "size": self.model.settings.context_window})
+
+    async def _run_tools(self, tool_uses: list[dict[str, Any]]) -> list[ToolCallResult]:
+        """Concurrency-safe calls that are adjacent run together; the rest one at a time. Results in call order."""
+        calls = [ToolCall(b["id"], b["name"], b.get("input") or {}) for b in tool_uses]
+        results: list[ToolCallResult] = []
+        batch: list[ToolCall] = []
+
+        async def flush_batch() -> None:
+            if batch:
+                results.extend(await asyncio.gather(*(self.dispatcher.run(c) for c in batch)))
+                batch.clear()
+
+        for call in calls:
+            if self.dispatcher.is_concurrency_safe(call):
+                batch.append(call)
+            else:
+                await flush_batch()
+                results.append(await self.dispatcher.run(call))
+        await flush_batch()
+        return results
+
+
+def now() -> float:
+    return time.time()

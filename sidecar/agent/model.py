@@ -1,0 +1,163 @@
+"""The Messages API through the ``anthropic`` SDK: streaming, retries, cancellation.
+
+The SDK's own retries are off (``max_retries=0``): a stream can fail after it started, which the SDK
+does not retry, so one policy here covers both cases — 429 (honouring ``retry-after``), 529, 5xx, SSE
+``overloaded_error`` events and dropped connections, with exponential backoff. A retried request only
+repeats the model call; tools run after a complete message, so none runs twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from sidecar.agent.config import ModelSettings
+from sidecar.secrets import redact
+
+if TYPE_CHECKING:
+    import anthropic
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error"}
+
+TextSink = Callable[[str], Awaitable[None]]
+BlockSink = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class ModelError(Exception):
+    """The model could not be reached or refused the request; the message is safe to show."""
+
+
+@dataclass
+class StreamCallbacks:
+    on_text: TextSink | None = None
+    on_thinking: TextSink | None = None
+    # A content block finished (tool_use blocks are announced to the editor from here).
+    on_block: BlockSink | None = None
+    on_retry: Callable[[int, float, str], Awaitable[None]] | None = None
+
+
+@dataclass
+class ModelReply:
+    content: list[dict[str, Any]]
+    stop_reason: str | None
+    usage: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 1
+
+
+def make_client(settings: ModelSettings) -> anthropic.AsyncAnthropic:
+    import anthropic  # heavy (seconds): imported on first use, not at startup
+    kwargs: dict[str, Any] = {"max_retries": 0, "timeout": 600.0}
+    if settings.base_url:
+        kwargs["base_url"] = settings.base_url
+    return anthropic.AsyncAnthropic(**kwargs)
+
+
+def _retry_after(exc: anthropic.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after") if exc.response is not None else None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _retryable(exc: BaseException) -> tuple[bool, float | None]:
+    import anthropic
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        err_type = (body.get("error") or {}).get("type") if isinstance(body.get("error"), dict) else None
+        if exc.status_code in RETRYABLE_STATUS or err_type in RETRYABLE_ERROR_TYPES:
+            return True, _retry_after(exc)
+        return False, None
+    if isinstance(exc, (anthropic.APIConnectionError, anthropic.APITimeoutError, httpx.TransportError)):
+        return True, None
+    # The SDK's own HTTP stack (httpx2/httpcore) raises its transport errors mid-stream unwrapped.
+    if type(exc).__module__.split(".")[0] in ("httpx2", "httpcore", "h11") or isinstance(exc, ConnectionError):
+        return True, None
+    return False, None
+
+
+def _describe(exc: BaseException) -> str:
+    import anthropic
+    if isinstance(exc, anthropic.APIStatusError):
+        return redact(f"HTTP {exc.status_code}: {exc.message}")
+    return redact(f"{type(exc).__name__}: {exc}")
+
+
+class ModelClient:
+    def __init__(self, settings: ModelSettings) -> None:
+        self.settings = settings
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            self._client = make_client(self.settings)
+        return self._client
+
+    async def stream(self, params: dict[str, Any], callbacks: StreamCallbacks | None = None) -> ModelReply:
+        """One model call, streamed, retried as a whole on transient failure.
+
+        Text already shown to the user from a failed attempt is not shown twice: the next attempt's
+        text is passed on only beyond what was already sent.
+        """
+        cb = callbacks or StreamCallbacks()
+        shown_text = 0  # characters of text already passed on (across attempts)
+        attempt = 0
+        while True:
+            attempt += 1
+            attempt_text = 0
+            try:
+                async with self.client.messages.stream(**params) as stream:
+                    async for event in stream:
+                        etype = event.type
+                        if etype == "text":
+                            delta: str = event.text
+                            start = attempt_text
+                            attempt_text += len(delta)
+                            if attempt_text > shown_text and cb.on_text:
+                                await cb.on_text(delta[max(0, shown_text - start):])
+                                shown_text = attempt_text
+                        elif etype == "thinking" and cb.on_thinking:
+                            await cb.on_thinking(event.thinking)
+                        elif etype == "content_block_stop" and cb.on_block:
+                            await cb.on_block(event.content_block.model_dump(mode="json", exclude_none=True))
+                    message = await stream.get_final_message()
+                return ModelReply(
+                    content=[b.model_dump(mode="json", exclude_none=True) for b in message.content],
+                    stop_reason=message.stop_reason,
+                    usage=message.usage.model_dump(mode="json", exclude_none=True) if message.usage else {},
+                    attempts=attempt,
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                retry, after = _retryable(exc)
+                if not retry or attempt > self.settings.max_retries:
+                    raise ModelError(f"The model request failed: {_describe(exc)}") from None
+                delay = after if after is not None else min(self.settings.max_backoff_s,
+                                                            0.5 * 2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
+                delay = min(delay, self.settings.max_backoff_s)
+                log.warning("model request failed (%s); retry %d in %.1fs", _describe(exc), attempt, delay)
+                if cb.on_retry:
+                    await cb.on_retry(attempt, delay, _describe(exc))
+                await asyncio.sleep(delay)
+
+    async def complete(self, params: dict[str, Any]) -> ModelReply:
+        """A non-interactive call (small-model extraction, titles, summaries): streamed, no callbacks."""
+        return await self.stream(params)
+
+    async def count_tokens(self, params: dict[str, Any]) -> int:
+        keep = {k: v for k, v in params.items() if k in ("model", "system", "messages", "tools")}
+        result = await self.client.messages.count_tokens(**keep)
+        return int(result.input_tokens)

@@ -1,0 +1,77 @@
+"""The ``sidecar`` command: serve (LSP or ACP), chat, demo, check-command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from sidecar.logs import setup_logging
+    from sidecar.server.core import SessionCore
+
+    setup_logging("serve")
+    core = SessionCore()
+    if args.acp or args.transport == "acp":
+        from sidecar.server.acp_stdio import serve_acp_stdio
+
+        asyncio.run(serve_acp_stdio(core))
+    else:
+        from sidecar.server.lsp import serve_lsp_stdio
+
+        serve_lsp_stdio(core)
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    from sidecar.client.chat import run_chat
+
+    return run_chat(args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from sidecar.client.chat import run_demo
+
+    return run_demo(args)
+
+
+def cmd_check_command(argv: list[str]) -> int:
+    from sidecar.tools.bash.check_command import main as check_main
+
+    return check_main(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sidecar", description="An editor coding agent (LSP/ACP sidecar).")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve the agent on stdio (LSP framing by default, --acp for ACP)")
+    serve.add_argument("--transport", choices=["lsp", "acp"], default="lsp")
+    serve.add_argument("--acp", action="store_true", help="same as --transport acp")
+    serve.set_defaults(func=cmd_serve)
+
+    for name, func, help_text in (("chat", cmd_chat, "chat with the agent in the terminal"),
+                                  ("demo", cmd_demo, "a scripted session on the fixture workspace, offline")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--cwd", default=None, help="workspace directory (default: current directory)")
+        p.add_argument("--yes", action="store_true", help="answer every permission request with 'allow once'")
+        p.add_argument("--mode", default=None, help="initial permission mode")
+        if name == "chat":
+            p.add_argument("--demo", action="store_true", help="use the bundled scripted model (offline)")
+        p.add_argument("prompt", nargs="?", default=None, help="send this prompt and exit when the turn ends")
+        p.set_defaults(func=func)
+
+    # check-command parses its own flags (it is also used as a filter: `-` reads commands from stdin).
+    sub.add_parser("check-command", help="explain a shell command's class and permission decision",
+                   add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "check-command":
+        return cmd_check_command(argv[1:])
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result

@@ -1,0 +1,215 @@
+"""ACP v1 over stdio: one JSON-RPC message per line (newline-delimited JSON).
+
+A reader and a writer around the transport-free core. Requests are handled concurrently (so a
+``session/cancel`` gets through while a prompt runs). Bad input never kills the process: bad JSON,
+unknown methods, wrong params and over-long lines each get a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import sys
+import threading
+from typing import Any
+
+from sidecar.server.core import INTERNAL_ERROR, SessionCore
+from sidecar.server.session import RpcError
+
+log = logging.getLogger(__name__)
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+class AcpStdioChannel:
+    """The ClientChannel of one ACP connection."""
+
+    def __init__(self, writer: Any) -> None:
+        self.client_capabilities: dict[str, Any] = {}
+        self._writer = writer
+        self._write_lock = asyncio.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        async with self._write_lock:
+            self._writer.write(data)
+            await self._writer.drain()
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        msg_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        try:
+            await self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+            return await future
+        except asyncio.CancelledError:
+            # Forget it: a late reply finds no future and is dropped. Tell the client, too.
+            await asyncio.shield(self.notify("$/cancel_request", {"requestId": msg_id}))
+            raise
+        finally:
+            self._pending.pop(msg_id, None)
+
+    def resolve(self, message: dict[str, Any]) -> None:
+        future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+        if future is None or future.done():
+            log.debug("dropping reply to unknown or cancelled request %s", message.get("id"))
+            return
+        if "error" in message:
+            err = message["error"] or {}
+            future.set_exception(RpcError(int(err.get("code", INTERNAL_ERROR)), str(err.get("message", "")),
+                                          err.get("data")))
+        else:
+            future.set_result(message.get("result"))
+
+    def fail_all(self) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(RpcError(INTERNAL_ERROR, "client disconnected"))
+
+
+async def read_lines(reader: asyncio.StreamReader) -> Any:
+    """Yield complete lines; an over-long line yields None (after discarding it) instead of its bytes."""
+    buffer = bytearray()
+    overflow = False
+    while True:
+        chunk = await reader.read(1 << 16)
+        if not chunk:
+            if buffer and not overflow:
+                yield bytes(buffer)
+            return
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                if not overflow:
+                    buffer += chunk[start:]
+                    if len(buffer) > MAX_LINE_BYTES:
+                        overflow = True
+                        buffer.clear()
+                break
+            if overflow:
+                yield None
+                overflow = False
+            else:
+                buffer += chunk[start:nl]
+                yield bytes(buffer)
+            buffer.clear()
+            start = nl + 1
+
+
+class AcpServer:
+    def __init__(self, core: SessionCore) -> None:
+        self.core = core
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def serve(self, reader: asyncio.StreamReader, writer: Any) -> None:
+        channel = AcpStdioChannel(writer)
+        try:
+            async for line in read_lines(reader):
+                if line is None:
+                    await channel.send(error_response(None, PARSE_ERROR,
+                                                      f"Message larger than {MAX_LINE_BYTES} bytes; ignored"))
+                    continue
+                if not line.strip():
+                    continue
+                await self._on_line(line, channel)
+        finally:
+            channel.fail_all()
+            await self.core.close_channel(channel)
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _on_line(self, line: bytes, channel: AcpStdioChannel) -> None:
+        try:
+            message = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            await channel.send(error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+            return
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            await channel.send(error_response(message.get("id") if isinstance(message, dict) else None,
+                                              INVALID_REQUEST, "Invalid request: expected a JSON-RPC 2.0 object"))
+            return
+        if "method" not in message:
+            if "id" in message:
+                channel.resolve(message)
+            return
+        task = asyncio.create_task(self._handle(message, channel))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, message: dict[str, Any], channel: AcpStdioChannel) -> None:
+        msg_id = message.get("id")
+        is_request = "id" in message
+        method = message.get("method")
+        try:
+            if not isinstance(method, str):
+                raise RpcError(INVALID_REQUEST, "Invalid request: method must be a string")
+            result = await self.core.handle(method, message.get("params"), channel)
+            if is_request:
+                await channel.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+        except RpcError as exc:
+            if is_request:
+                await channel.send(error_response(msg_id, exc.code, exc.message, exc.data))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("internal error handling %s", method)
+            if is_request:
+                await channel.send(error_response(msg_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
+
+
+def error_response(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+
+
+class BlockingWriter:
+    """Writer for a stdout that is a regular file (asyncio pipes only take pipes, sockets, ttys)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+
+    async def drain(self) -> None:
+        await asyncio.to_thread(self._stream.flush)
+
+
+def _feed_from_thread(reader: asyncio.StreamReader, stream: Any, loop: asyncio.AbstractEventLoop) -> None:
+    while chunk := stream.read1(1 << 16):
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
+
+
+async def stdio_streams() -> tuple[asyncio.StreamReader, Any]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    except ValueError:  # stdin is a regular file
+        threading.Thread(target=_feed_from_thread, args=(reader, sys.stdin.buffer, loop), daemon=True).start()
+    writer: Any
+    try:
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    except ValueError:
+        writer = BlockingWriter(sys.stdout.buffer)
+    return reader, writer
+
+
+async def serve_acp_stdio(core: SessionCore) -> None:
+    reader, writer = await stdio_streams()
+    await AcpServer(core).serve(reader, writer)

@@ -1,0 +1,290 @@
+"""The session core: every ACP method, independent of the transport it arrived on.
+
+Transports (``acp_stdio``, ``lsp``) parse frames, then call ``SessionCore.handle(method, params,
+channel)`` and send back what it returns (or the ``RpcError`` it raises). The method table below is
+the whole protocol surface of the agent side (DESIGN.md §3.1, §3.3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from sidecar.agent.config import ModelSettings
+from sidecar.agent.loop import AgentLoop, Conversation
+from sidecar.agent.model import ModelClient, ModelError
+from sidecar.agent.prompt import build_system_prompt
+from sidecar.permissions.gate import MODES
+from sidecar.server.content import prompt_to_api, replay_updates
+from sidecar.server.session import ClientChannel, RpcError, Session, new_session_id
+from sidecar.server.store import SessionStore
+from sidecar.tools.registry import ToolRegistry, builtin_tools
+from sidecar.workspace.buffers import OpenBuffers, open_buffers
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+SERVER_ERROR = -32000
+
+MODE_INFO = [
+    {"id": "default", "name": "Default", "description": "Ask before edits and commands that change things"},
+    {"id": "acceptEdits", "name": "Accept edits", "description": "Apply edits in the workspace without asking"},
+    {"id": "plan", "name": "Plan", "description": "Read and plan only; no edits or changing commands"},
+    {"id": "bypassPermissions", "name": "Bypass permissions",
+     "description": "Ask nothing, except for writes to .git, .claude, .vscode and .idea"},
+]
+
+Handler = Callable[[dict[str, Any], ClientChannel], Awaitable[Any]]
+# Hooks other parts register to extend sessions (MCP servers, memory, …) without editing the core.
+SessionHook = Callable[[Session], Awaitable[None]]
+
+
+class _Schema:
+    """ACP's pydantic schema, imported on first use (it takes a while to import)."""
+
+    def __getattr__(self, name: str) -> type[BaseModel]:
+        from acp import schema
+
+        model: type[BaseModel] = getattr(schema, name)
+        return model
+
+
+acp = _Schema()
+
+
+def parse(model: type[BaseModel], params: dict[str, Any]) -> Any:
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {problems}") from None
+
+
+class SessionCore:
+    def __init__(self, store: SessionStore | None = None, model_settings: ModelSettings | None = None) -> None:
+        self.store = store or SessionStore()
+        self.model_settings = model_settings or ModelSettings.from_env()
+        self.model = ModelClient(self.model_settings)
+        self.sessions: dict[str, Session] = {}
+        # The editor's open buffers (LSP document sync), shared by every session of this server.
+        self.buffers: OpenBuffers = open_buffers()
+        # Settings the editor sent (sidecar.* in VS Code): model, permissions rules, …
+        self.client_settings: dict[str, Any] = {}
+        self.on_session_start: list[SessionHook] = []
+        self.methods: dict[str, Handler] = {
+            "initialize": self.initialize,
+            "session/new": self.new_session,
+            "session/load": self.load_session,
+            "session/list": self.list_sessions,
+            "session/prompt": self.prompt,
+            "session/cancel": self.cancel,
+            "session/set_mode": self.set_mode,
+            "_sidecar/sessions/rewind": self.rewind,
+        }
+
+    # ---- dispatch ------------------------------------------------------------------------
+    async def handle(self, method: str, params: Any, channel: ClientChannel) -> Any:
+        handler = self.methods.get(method)
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
+        return await handler(params, channel)
+
+    def configure(self, settings: dict[str, Any]) -> None:
+        """Settings from the client (LSP initializationOptions.settings or ACP initialize _meta)."""
+        self.client_settings = dict(settings)
+        self.model_settings = ModelSettings.from_env(settings)
+        self.model = ModelClient(self.model_settings)
+
+    def agent_capabilities(self) -> dict[str, Any]:
+        return {
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": True, "sse": True},
+            "sessionCapabilities": {"list": {}},
+            "_meta": {"sidecar": {"reviewEdit": True, "askUser": True, "lspQuery": True, "diagnostics": True,
+                                  "rewind": True}},
+        }
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    async def initialize(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        req = parse(acp.InitializeRequest, params)
+        channel.client_capabilities = req.client_capabilities.model_dump(by_alias=True, exclude_none=True) \
+            if req.client_capabilities else {}
+        meta = params.get("_meta") or {}
+        if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("settings"), dict):
+            self.configure(meta["sidecar"]["settings"])
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": self.agent_capabilities(),
+            "agentInfo": {"name": "sidecar", "title": "Sidecar", "version": "0.1.0"},
+            "authMethods": [],
+        }
+
+    def _modes(self, session: Session) -> dict[str, Any]:
+        return {"currentModeId": session.mode, "availableModes": MODE_INFO}
+
+    async def _start(self, session: Session) -> None:
+        initial = self.client_settings.get("initialMode")
+        if initial in MODES and not session.history:
+            session.mode = initial
+        session.services["core"] = self
+        session.services["buffers"] = self.buffers
+        session.services["client_settings"] = self.client_settings
+        session.services["registry"] = ToolRegistry(builtin_tools())
+        session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots)
+        self.sessions[session.id] = session
+        for hook in self.on_session_start:
+            try:
+                await hook(session)
+            except Exception:
+                log.exception("session start hook failed")
+
+    async def new_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        req = parse(acp.NewSessionRequest, params)
+        cwd = Path(req.cwd)
+        if not cwd.is_absolute() or not cwd.is_dir():
+            raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd}")
+        extra = [Path(d) for d in (params.get("additionalDirectories") or [])]
+        session = Session(id=new_session_id(), cwd=cwd, channel=channel, store=self.store,
+                          additional_directories=extra,
+                          mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
+        self.store.append(session.id, {"type": "session", "id": session.id, "cwd": str(session.cwd),
+                                       "additionalDirectories": [str(d) for d in extra], "created": time.time()})
+        await self._start(session)
+        return {"sessionId": session.id, "modes": self._modes(session)}
+
+    async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        req = parse(acp.LoadSessionRequest, params)
+        saved = self.store.load(req.session_id)
+        if saved is None:
+            raise RpcError(INVALID_PARAMS, f"No saved session {req.session_id}")
+        live = self.sessions.get(req.session_id)
+        if live is not None and live.prompt_task is not None and not live.prompt_task.done():
+            raise RpcError(SERVER_ERROR, "That session is running a prompt; cancel it first")
+        session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
+                          additional_directories=[Path(d) for d in saved.additional_directories],
+                          history=list(saved.messages), title=saved.title,
+                          mode=saved.mode if saved.mode in MODES else "default")  # type: ignore[arg-type]
+        await self._start(session)
+        for update in replay_updates(saved.messages):
+            await session.send_update(update)
+        return {"modes": self._modes(session)}
+
+    async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        cwd = params.get("cwd")
+        items = [{"sessionId": s.id, "cwd": s.cwd, "title": s.title,
+                  "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s.updated_at))}
+                 for s in self.store.list(cwd)]
+        return {"sessions": items}
+
+    def session(self, session_id: Any) -> Session:
+        session = self.sessions.get(str(session_id))
+        if session is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown session {session_id}; create one with session/new or load it")
+        return session
+
+    # ---- turns --------------------------------------------------------------------------
+    def main_agent(self, session: Session) -> AgentLoop:
+        return AgentLoop(session, session.services["registry"], self.model, session.services["system_prompt"],
+                         Conversation(session.history, on_append=session.append_message))
+
+    async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        req = parse(acp.PromptRequest, params)
+        session = self.session(req.session_id)
+        if session.prompt_task is not None and not session.prompt_task.done():
+            raise RpcError(SERVER_ERROR, "A prompt is already running in this session; wait or cancel it")
+        content = prompt_to_api(params.get("prompt") or [])
+        if not content:
+            raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
+        if session.title is None:
+            first = next((b.get("text", "") for b in content if b.get("type") == "text"), "")
+            session.title = first.strip().splitlines()[0][:80] if first.strip() else "Untitled"
+            self.store.append(session.id, {"type": "title", "title": session.title})
+        agent = self.main_agent(session)
+        session.cancel_requested = False
+        task = asyncio.create_task(agent.run(content))
+        session.prompt_task = task
+        try:
+            stop_reason = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():  # the transport cancelled the request itself ($/cancelRequest)
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            if session.cancel_requested or task.cancelled():
+                return {"stopReason": "cancelled"}
+            raise
+        except ModelError as exc:
+            raise RpcError(SERVER_ERROR, str(exc)) from None
+        finally:
+            session.prompt_task = None
+        return {"stopReason": stop_reason}
+
+    async def cancel(self, params: dict[str, Any], channel: ClientChannel) -> None:
+        session = self.sessions.get(str(params.get("sessionId")))
+        if session is None:
+            return None
+        session.cancel_requested = True
+        if session.prompt_task is not None and not session.prompt_task.done():
+            session.prompt_task.cancel()
+        return None
+
+    async def set_mode(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        req = parse(acp.SetSessionModeRequest, params)
+        session = self.session(req.session_id)
+        if req.mode_id not in MODES:
+            raise RpcError(INVALID_PARAMS, f"Unknown mode {req.mode_id}; use one of {', '.join(MODES)}")
+        if req.mode_id == "bypassPermissions" and not session.permissions.bypass_allowed():
+            raise RpcError(SERVER_ERROR, "bypassPermissions is disabled by a managed setting")
+        session.mode = req.mode_id
+        self.store.append(session.id, {"type": "mode", "mode": session.mode})
+        session.audit("mode", mode=session.mode)
+        await session.send_update({"sessionUpdate": "current_mode_update", "currentModeId": session.mode})
+        return {}
+
+    async def rewind(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        session = self.session(params.get("sessionId"))
+        rewinder = session.services.get("rewind")
+        if rewinder is None:
+            raise RpcError(SERVER_ERROR, "Checkpoints are not available in this session")
+        result: dict[str, Any] = await rewinder(session, params)
+        return result
+
+    async def close_channel(self, channel: ClientChannel) -> None:
+        """The client went away: stop its sessions' work and release their services."""
+        for session in [s for s in self.sessions.values() if s.channel is channel]:
+            await close_session(session)
+            self.sessions.pop(session.id, None)
+
+
+# Services owned by the server, not the session: never closed with a session.
+SHARED_SERVICES = frozenset({"core", "buffers", "client_settings", "registry", "system_prompt"})
+
+
+async def close_session(session: Session) -> None:
+    if session.prompt_task is not None and not session.prompt_task.done():
+        session.cancel_requested = True
+        session.prompt_task.cancel()
+        await asyncio.gather(session.prompt_task, return_exceptions=True)
+    for name, service in list(session.services.items()):
+        close = getattr(service, "close", None)
+        if close is None or name in SHARED_SERVICES:
+            continue
+        try:
+            result = close()
+            if asyncio.iscoroutine(result):
+                await asyncio.wait_for(result, timeout=5)
+        except Exception:
+            log.exception("closing service %s failed", name)

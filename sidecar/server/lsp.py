@@ -1,0 +1,133 @@
+"""The LSP transport: the same core behind pygls, for vscode-languageclient.
+
+LSP's lifecycle stands in for ACP ``initialize``: the client's ACP capabilities arrive in
+``initializationOptions.acp.clientCapabilities`` (its settings in ``initializationOptions.settings``)
+and our agent capabilities go out in ``capabilities.experimental.acp``. The server advertises no
+language features; it takes document sync so it knows the editor's open, unsaved buffers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+import cattrs
+from lsprotocol import converters, types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, lsp_method
+from pygls.protocol.language_server import LanguageServerProtocol
+
+from sidecar.server.core import SessionCore
+from sidecar.server.session import RpcError
+from sidecar.workspace.buffers import OpenBuffers
+
+log = logging.getLogger(__name__)
+
+
+def dict_converter() -> cattrs.Converter:
+    """lsprotocol's converter, but custom methods keep their params/results as plain dicts
+    (pygls' default turns them into namedtuples, which loses keys such as ``_meta``)."""
+    converter = converters.get_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
+        converter.register_structure_hook(cls, lambda obj, c: c(**obj))
+    return converter
+
+
+class SidecarProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        server: SidecarLanguageServer = self._server  # type: ignore[assignment]
+        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        acp_options = options.get("acp") or {}
+        server.channel.client_capabilities = dict(acp_options.get("clientCapabilities") or {})
+        if isinstance(options.get("settings"), dict):
+            server.core.configure(options["settings"])
+        result.capabilities.experimental = {"acp": {"protocolVersion": 1,
+                                                    "agentCapabilities": server.core.agent_capabilities()}}
+        return result
+
+
+class LspChannel:
+    """The ClientChannel of the LSP connection."""
+
+    def __init__(self, server: SidecarLanguageServer) -> None:
+        self.server = server
+        self.client_capabilities: dict[str, Any] = {}
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.server.protocol.notify(method, params)
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        msg_id = f"sidecar-{uuid.uuid4().hex[:12]}"
+        future = self.server.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            # A late reply must find no future (pygls would crash setting a cancelled one).
+            self.server.protocol._request_futures.pop(msg_id, None)
+            self.server.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
+        except JsonRpcException as exc:
+            raise RpcError(exc.code, exc.message, exc.data) from None
+
+    def supports_message_request(self) -> bool:
+        caps = self.server.protocol.client_capabilities
+        return bool(caps and caps.window is not None)
+
+
+class SidecarLanguageServer(LanguageServer):
+    def __init__(self, core: SessionCore) -> None:
+        super().__init__("sidecar", "0.1.0", protocol_cls=SidecarProtocol, converter_factory=dict_converter,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.core = core
+        self.channel = LspChannel(self)
+        self.buffers: OpenBuffers = core.buffers
+        self._register()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.warning("request failed: %s", error)
+
+    def _register(self) -> None:
+        for method in self.core.methods:
+            if method == "initialize":
+                continue
+            self.feature(method)(self._handler_for(method))
+
+        @self.feature(types.TEXT_DOCUMENT_DID_OPEN)
+        def did_open(params: types.DidOpenTextDocumentParams) -> None:
+            doc = params.text_document
+            self.buffers.open(doc.uri, doc.text, doc.version)
+
+        @self.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+        def did_change(params: types.DidChangeTextDocumentParams) -> None:
+            doc = self.workspace.get_text_document(params.text_document.uri)
+            self.buffers.change(params.text_document.uri, doc.source, params.text_document.version)
+
+        @self.feature(types.TEXT_DOCUMENT_DID_SAVE)
+        def did_save(params: types.DidSaveTextDocumentParams) -> None:
+            self.buffers.save(params.text_document.uri)
+
+        @self.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+        def did_close(params: types.DidCloseTextDocumentParams) -> None:
+            self.buffers.close(params.text_document.uri)
+
+        @self.feature(types.SHUTDOWN)
+        async def shutdown(*_: Any) -> None:
+            await self.core.close_channel(self.channel)
+
+    def _handler_for(self, method: str) -> Any:
+        async def handler(params: Any) -> Any:
+            try:
+                return await self.core.handle(method, params, self.channel)
+            except RpcError as exc:
+                raise JsonRpcException(exc.message, exc.code, exc.data) from None
+        handler.__name__ = f"handle_{method.replace('/', '_')}"
+        return handler
+
+
+def serve_lsp_stdio(core: SessionCore) -> None:
+    SidecarLanguageServer(core).start_io()

@@ -1,0 +1,207 @@
+"""Running one tool call, with every shared concern done once:
+
+    unknown tool → schema validation → tool.validate → tool.check_permission (the gate)
+      → tool.run (raced against cancel by the caller) → bounded output → metadata → editor update
+
+A tool only implements what is particular to it. Errors become ``is_error`` results addressed to the
+model; a crash inside a tool is reported as one, never propagated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from sidecar.secrets import redact
+from sidecar.tools.base import ImageBlock, TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from sidecar.server.session import Session
+    from sidecar.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+# What the model sees of one result at most; the whole is saved to a file it can Read.
+MAX_RESULT_CHARS = 30_000
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass
+class ToolCallResult:
+    call: ToolCall
+    output: ToolOutput
+    started: float = 0.0
+    finished: float = 0.0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_api(self) -> dict[str, Any]:
+        blocks: list[dict[str, Any]] = [b.to_api() for b in self.output.blocks]
+        if not blocks:
+            blocks = [{"type": "text", "text": "(no output)"}]
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.call.id, "content": blocks}
+        if self.output.is_error:
+            result["is_error"] = True
+        return result
+
+
+def parse_input(tool: Tool[Any], raw: dict[str, Any]) -> ToolInput:
+    try:
+        return tool.Input.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(input)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ToolError(f"Invalid input for {tool.name}: {problems}. Fix the arguments and call it again.") from None
+
+
+def tool_title(tool: Tool[Any] | None, call: ToolCall) -> str:
+    if tool is None:
+        return call.name
+    try:
+        return tool.title(call.input)
+    except Exception:  # a title must never fail a call: partial input is normal
+        return tool.name
+
+
+def bound_text(text: str, save_dir: Any, call_id: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
+    """Keep head and tail of an over-long text; save the whole so the model can Read it."""
+    if len(text) <= limit:
+        return text, False
+    path = save_dir / f"{call_id}.txt"
+    path.write_text(text, encoding="utf-8")
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
+    omitted = len(text) - len(head) - len(tail)
+    marker = (f"\n\n[... {omitted} characters omitted. The whole output ({len(text)} characters) is saved at "
+              f"{path}; Read it with offset/limit to see the rest ...]\n\n")
+    return head + marker + tail, True
+
+
+class Dispatcher:
+    """Executes tool calls for one agent (the main agent or a sub-agent) of a session."""
+
+    def __init__(self, session: Session, registry: ToolRegistry, agent_label: str | None = None) -> None:
+        self.session = session
+        self.registry = registry
+        self.agent_label = agent_label
+
+    def is_concurrency_safe(self, call: ToolCall) -> bool:
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return True  # fails fast without side effects
+        try:
+            return tool.is_concurrency_safe(tool.Input.model_validate(call.input))
+        except (ValidationError, ToolError):
+            return True
+        except Exception:
+            return False
+
+    async def announce(self, call: ToolCall) -> None:
+        """Tell the editor a call exists (status pending) as soon as the model finished it."""
+        tool = self.registry.get(call.name)
+        locations: list[dict[str, Any]] = []
+        if tool is not None:
+            try:
+                locations = [loc.to_acp() for loc in tool.locations(tool.Input.model_validate(call.input))]
+            except Exception:
+                locations = []
+        title = tool_title(tool, call)
+        if self.agent_label:
+            title = f"[{self.agent_label}] {title}"
+        await self.session.send_update({
+            "sessionUpdate": "tool_call",
+            "toolCallId": call.id,
+            "title": title,
+            "kind": tool.kind if tool else "other",
+            "status": "pending",
+            "rawInput": call.input,
+            "locations": locations,
+        })
+
+    async def run(self, call: ToolCall) -> ToolCallResult:
+        started = time.time()
+        tool = self.registry.get(call.name)
+        streamed: list[str] = []
+
+        async def progress(text: str) -> None:
+            streamed.append(text)
+            await self.session.send_update({
+                "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress",
+                "content": [{"type": "content", "content": {"type": "text", "text": redact(text)}}],
+            })
+
+        ctx = ToolContext(session=self.session, tool_call_id=call.id, agent_label=self.agent_label,
+                          _progress=progress)
+        try:
+            if tool is None:
+                available = ", ".join(sorted(self.registry.names()))
+                raise ToolError(f"No tool named {call.name!r}. Available tools: {available}.")
+            inp = parse_input(tool, call.input)
+            await tool.validate(inp, ctx)
+            await tool.check_permission(inp, ctx)
+            await self.session.send_update({
+                "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress"})
+            output = await tool.run(inp, ctx)
+        except ToolError as exc:
+            output = ToolOutput.text(exc.message, is_error=True, metadata=exc.metadata)
+        except asyncio.CancelledError:
+            await self._finish_update(call, ToolOutput.text("Cancelled by the user.", is_error=True))
+            raise
+        except Exception as exc:
+            log.exception("tool %s crashed", call.name)
+            output = ToolOutput.text(
+                f"{call.name} failed with an internal error: {type(exc).__name__}: {exc}. "
+                "This is a fault in the tool, not in your input; try another approach.", is_error=True)
+        output = self._bounded(call, output)
+        output.metadata.update({
+            "tool": call.name, "time": started, "duration_ms": int((time.time() - started) * 1000),
+            "is_error": output.is_error,
+        })
+        await self._finish_update(call, output)
+        self.session.audit("tool_result", toolCallId=call.id, tool=call.name, is_error=output.is_error,
+                           metadata=output.metadata)
+        return ToolCallResult(call=call, output=output, started=started, finished=time.time(),
+                              metadata=output.metadata)
+
+    def _bounded(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        blocks: list[TextBlock | ImageBlock] = []
+        truncated = False
+        for block in output.blocks:
+            if isinstance(block, TextBlock):
+                text = redact(block.text)
+                if output.bound_output:
+                    text, cut = bound_text(text, self.session.store.tool_output_dir(self.session.id), call.id)
+                    truncated = truncated or cut
+                blocks.append(TextBlock(text))
+            else:
+                blocks.append(block)
+        output.blocks = blocks
+        output.metadata.setdefault("truncated", truncated)
+        return output
+
+    async def _finish_update(self, call: ToolCall, output: ToolOutput) -> None:
+        content = output.editor_content or [
+            {"type": "content", "content": {"type": "text", "text": output.joined_text()}}]
+        await self.session.send_update({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call.id,
+            "status": "failed" if output.is_error else "completed",
+            "content": content,
+            "_meta": {"sidecar": {"metadata": output.metadata}},
+        })
+
+
+def new_tool_use_id() -> str:
+    return f"toolu_{uuid.uuid4().hex[:20]}"
