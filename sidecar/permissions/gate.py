@@ -101,15 +101,25 @@ class PermissionGate:
         # Rules granted ("always allow"/"always reject") for this session only.
         self.session_rules: list[Rule] = []
         self.loader = SettingsLoader(Path(session.cwd))
+        self._client_settings: dict[str, Any] | None = None
         self._widen_roots()
+        # A new session starts in settings' defaultMode (the client may still choose another).
+        if not getattr(session, "history", None) and getattr(session, "mode", "default") == "default":
+            session.mode = self.initial_mode()
 
     # ---- settings ---------------------------------------------------------------------------
     def set_client_settings(self, data: dict[str, Any] | None) -> None:
-        """The editor extension's settings (same shape as a settings.json), sent by the client."""
-        self.loader.client_settings = data or {}
+        """The editor extension's settings (same shape as a settings.json), sent by the client.
+        Without this call they are taken from ``session.services["client_settings"]``."""
+        self._client_settings = data or {}
         self._widen_roots()
 
     def settings(self) -> Settings:
+        client = self._client_settings
+        if client is None:
+            services = getattr(self.session, "services", {})
+            client = services.get("client_settings") if isinstance(services, dict) else None
+        self.loader.client_settings = client if isinstance(client, dict) else {}
         return self.loader.load()
 
     @property
@@ -132,6 +142,9 @@ class PermissionGate:
             if mode in MODES and self.mode_allowed(mode):
                 return mode
         return "default"
+
+    def bypass_allowed(self) -> bool:
+        return self.mode_allowed("bypassPermissions")
 
     def mode_allowed(self, mode: str) -> bool:
         """False for ``bypassPermissions`` when a settings source sets disableBypassPermissionsMode."""
@@ -158,7 +171,7 @@ class PermissionGate:
 
     async def require(self, request: PermissionRequest, ctx: ToolContext) -> Decision:
         decision = self.decide(request, hook_verdict_of(ctx))
-        self._audit(request, ctx, decision)
+        self.audit_decision(request, ctx, decision)
         if decision.verdict == "allow":
             return decision
         if decision.verdict == "deny":
@@ -167,7 +180,7 @@ class PermissionGate:
         user = Decision("allow" if answer.allowed else "deny",
                         "user cancelled" if answer.cancelled else f"user chose {answer.option_id}",
                         decided_by="user")
-        self._audit(request, ctx, user, always=answer.always, feedback=answer.feedback)
+        self.audit_decision(request, ctx, user, always=answer.always, feedback=answer.feedback)
         if not answer.allowed:
             raise ToolError(rejection_message(answer))
         return user
@@ -295,7 +308,8 @@ class PermissionGate:
             log.warning("could not save %s to %s: %s", rule.text, path, exc)
             self.session.audit("permission_rule_not_saved", rule=rule.text, behavior=behavior, error=str(exc))
 
-    def _audit(self, request: PermissionRequest, ctx: ToolContext, decision: Decision, **extra: Any) -> None:
+    def audit_decision(self, request: PermissionRequest, ctx: ToolContext, decision: Decision,
+                       **extra: Any) -> None:
         self.session.audit("permission", tool=request.tool_name, toolCallId=ctx.tool_call_id,
                            title=request.title,
                            verdict=decision.verdict, reason=decision.reason, rule=decision.rule,
@@ -322,10 +336,20 @@ def default_options(request: PermissionRequest) -> list[dict[str, Any]]:
 
 
 def supports_acp_permissions(session: Any) -> bool:
-    """ACP clients always do; the LSP transport sets ``channel.supports_acp_permissions`` False for plain
-    LSP clients (no ``initializationOptions.acp``), which then get ``window/showMessageRequest``."""
-    flag = getattr(session.channel, "supports_acp_permissions", None)
-    return flag if isinstance(flag, bool) else True
+    """Whether to ask with ``session/request_permission``.
+
+    ACP clients always can. On the LSP transport (a channel with ``supports_message_request``), only a
+    client that sent ACP client capabilities in ``initializationOptions.acp`` (the sidecar extension) can;
+    a plain LSP client gets ``window/showMessageRequest``. A channel may also say so outright with a
+    ``supports_acp_permissions`` bool attribute.
+    """
+    channel = session.channel
+    flag = getattr(channel, "supports_acp_permissions", None)
+    if isinstance(flag, bool):
+        return flag
+    if hasattr(channel, "supports_message_request"):
+        return bool(getattr(channel, "client_capabilities", None))
+    return True
 
 
 def hook_verdict_of(ctx: ToolContext) -> HookVerdict | None:

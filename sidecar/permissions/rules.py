@@ -173,6 +173,13 @@ def path_rule_matches(specifier: str, path: Path, pctx: PathContext) -> bool:
     return _spec(pattern).match_file(rel)
 
 
+def path_rule(tool: str, path: Path, cwd: Path) -> str:
+    """The narrowest rule naming one path: ``Tool(/rel)`` inside ``cwd``, ``Tool(//abs)`` outside it."""
+    if path.is_relative_to(cwd) and path != cwd:
+        return f"{tool}(/{path.relative_to(cwd).as_posix()})"
+    return f"{tool}(/{path.as_posix()})"
+
+
 # ---- domains, MCP, generic ------------------------------------------------------------------------
 
 def domain_rule_matches(specifier: str, subject: str | None) -> bool:

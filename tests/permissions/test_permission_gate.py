@@ -1,0 +1,206 @@
+"""The gate with a real Session: tiers, modes, asking, always-allow, fallbacks, audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.permissions.gate import HOOK_DECISION_KEY, HookVerdict
+from sidecar.permissions.request import PermissionRequest
+from sidecar.tools.base import ToolError
+from tests.permissions.perm_support import ScriptedChannel, ctx_of, make_session, write_settings
+
+
+def bash(command: str, parts: list[str] | None = None, read_only: bool = False) -> PermissionRequest:
+    return PermissionRequest(tool_name="Bash", access="execute", title=command,
+                             raw_input={"command": command}, rule_subject=command,
+                             rule_parts=parts or [command], read_only=read_only,
+                             suggested_rule=f"Bash({command.split()[0]} *)")
+
+
+def edit(path: Path) -> PermissionRequest:
+    return PermissionRequest(tool_name="Edit", access="write", title=f"Edit {path}",
+                             raw_input={"file_path": str(path)}, paths=[path], suggested_rule="Edit(/src/**)")
+
+
+def read(path: Path) -> PermissionRequest:
+    return PermissionRequest(tool_name="Read", access="read", title=f"Read {path}",
+                             raw_input={"file_path": str(path)}, paths=[path], read_only=True)
+
+
+async def test_default_mode_reads_freely_and_asks_for_a_command(project: Path) -> None:
+    channel = ScriptedChannel()
+    session = make_session(project, channel)
+    await session.permissions.require(read(project / "src/a.py"), ctx_of(session))
+    assert channel.requests == []
+    channel.answer_with("allow_once")
+    decision = await session.permissions.require(bash("npm install left-pad"), ctx_of(session, "toolu_9"))
+    assert decision.decided_by == "user"
+    method, params = channel.requests[0]
+    assert method == "session/request_permission"
+    assert params["toolCall"]["toolCallId"] == "toolu_9"
+    assert params["toolCall"]["rawInput"] == {"command": "npm install left-pad"}
+    kinds = [o["kind"] for o in params["options"]]
+    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    audits = session.store.audits()  # type: ignore[attr-defined]
+    assert [(a["verdict"], a["decided_by"]) for a in audits] == [("allow", "default"), ("ask", "default"),
+                                                                ("allow", "user")]
+
+
+async def test_allow_always_persists_the_rule_and_the_next_session_honours_it(project: Path) -> None:
+    channel = ScriptedChannel()
+    channel.answer_with("allow_always")
+    session = make_session(project, channel)
+    await session.permissions.require(bash("npm test --watch"), ctx_of(session))
+    saved = json.loads((project / ".claude/settings.local.json").read_text())
+    assert saved == {"permissions": {"allow": ["Bash(npm *)"]}}
+    # a fresh session (a new process, say) reads it and does not ask
+    quiet = ScriptedChannel()
+    again = make_session(project, quiet)
+    decision = await again.permissions.require(bash("npm test --watch"), ctx_of(again))
+    assert quiet.requests == []
+    assert decision.rule == "Bash(npm *)" and decision.source == "local"
+
+
+async def test_allow_always_for_an_edit_lasts_only_for_the_session(project: Path) -> None:
+    channel = ScriptedChannel()
+    channel.answer_with("allow_always")
+    session = make_session(project, channel)
+    await session.permissions.require(edit(project / "src/a.py"), ctx_of(session))
+    await session.permissions.require(edit(project / "src/b.py"), ctx_of(session))
+    assert len(channel.requests) == 1
+    assert not (project / ".claude/settings.local.json").exists()
+
+
+async def test_reject_with_feedback_is_an_error_carrying_the_feedback(project: Path) -> None:
+    channel = ScriptedChannel()
+    channel.answer_with("reject_once", feedback="use pnpm, not npm")
+    session = make_session(project, channel)
+    with pytest.raises(ToolError) as err:
+        await session.permissions.require(bash("npm install"), ctx_of(session))
+    assert err.value.message == ("The user rejected this tool call; it did not run. The user said: use pnpm, "
+                                 "not npm Do not retry the same call; adjust your approach to what the user "
+                                 "wants.")
+
+
+async def test_cancelled_question_is_refused(project: Path) -> None:
+    channel = ScriptedChannel()
+
+    async def cancelled(method: str, params: dict[str, Any]) -> Any:
+        return {"outcome": {"outcome": "cancelled"}}
+    channel.responder = cancelled
+    session = make_session(project, channel)
+    with pytest.raises(ToolError, match="cancelled"):
+        await session.permissions.require(bash("make"), ctx_of(session))
+
+
+async def test_plan_mode_refuses_changes_but_not_reads(project: Path) -> None:
+    session = make_session(project, mode="plan")
+    await session.permissions.require(read(project / "src/a.py"), ctx_of(session))
+    for request in (edit(project / "src/a.py"), bash("rm -rf build")):
+        with pytest.raises(ToolError, match=r"plan mode.*ExitPlanMode"):
+            await session.permissions.require(request, ctx_of(session))
+
+
+@pytest.mark.parametrize(("mode", "target", "asks"), [
+    ("acceptEdits", "src/a.py", False),
+    ("acceptEdits", ".git/config", True),
+    ("acceptEdits", ".claude/settings.json", True),
+    ("acceptEdits", "/outside/x.py", True),
+    ("bypassPermissions", "src/a.py", False),
+    ("bypassPermissions", "/outside/x.py", False),
+    ("bypassPermissions", ".vscode/settings.json", True),
+    ("bypassPermissions", ".idea/workspace.xml", True),
+    ("default", "src/a.py", True),
+])
+async def test_edit_tiers_by_mode(project: Path, mode: str, target: str, asks: bool) -> None:
+    session = make_session(project, mode=mode)
+    path = Path(target) if target.startswith("/") else project / target
+    assert (session.permissions.decide(edit(path)).verdict == "ask") is asks
+
+
+async def test_bypass_allows_commands_but_an_ask_rule_still_asks(project: Path) -> None:
+    write_settings(project / ".claude/settings.json", {"permissions": {"ask": ["Bash(git push *)"]}})
+    session = make_session(project, mode="bypassPermissions")
+    assert session.permissions.decide(bash("rm -rf build")).verdict == "allow"
+    assert session.permissions.decide(bash("git push origin main")).verdict == "ask"
+
+
+async def test_managed_setting_disables_bypass(project: Path, tmp_path: Path) -> None:
+    session = make_session(project)
+    assert session.permissions.bypass_allowed()
+    write_settings(tmp_path / "managed-settings.json",
+                   {"permissions": {"disableBypassPermissionsMode": "disable"}})
+    assert not session.permissions.bypass_allowed()
+
+
+async def test_default_mode_and_extra_directories_come_from_settings(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "shared-lib"
+    other.mkdir()
+    write_settings(project / ".claude/settings.json",
+                   {"permissions": {"defaultMode": "acceptEdits", "additionalDirectories": [str(other)]}})
+    session = make_session(project)
+    assert session.mode == "acceptEdits"
+    assert session.within_roots(other.resolve() / "x.py")
+    assert session.permissions.decide(read(other.resolve() / "x.py")).verdict == "allow"
+
+
+async def test_a_hook_allow_skips_the_question_but_never_a_deny_rule(project: Path) -> None:
+    write_settings(project / ".claude/settings.json", {"permissions": {"deny": ["Bash(curl *)"]}})
+    session = make_session(project)
+    ctx = ctx_of(session)
+    ctx.extra[HOOK_DECISION_KEY] = HookVerdict("allow", "trusted by hook")
+    assert (await session.permissions.require(bash("make build"), ctx)).decided_by == "hook"
+    with pytest.raises(ToolError, match=r"denied by rule Bash\(curl \*\) in \.claude/settings\.json"):
+        await session.permissions.require(bash("curl http://example.com"), ctx)
+
+
+async def test_compound_command_needs_every_part_allowed(project: Path) -> None:
+    write_settings(project / ".claude/settings.json", {"permissions": {"allow": ["Bash(npm test)"]}})
+    session = make_session(project)
+    ok = bash("ls && npm test", ["ls", "npm test"])
+    ok.read_only_parts = ["ls"]
+    assert session.permissions.decide(ok).verdict == "allow"
+    risky = bash("npm test && curl x | sh", ["npm test", "curl x", "sh"])
+    assert session.permissions.decide(risky).verdict == "ask"
+
+
+async def test_client_settings_are_a_source(project: Path) -> None:
+    session = make_session(project)
+    session.services["client_settings"] = {"permissions": {"deny": ["WebFetch(domain:evil.example)"]}}
+    req = PermissionRequest(tool_name="WebFetch", access="fetch", title="fetch", raw_input={},
+                            rule_subject="domain:evil.example")
+    decision = session.permissions.decide(req)
+    assert (decision.verdict, decision.source) == ("deny", "client")
+
+
+class LspChannel(ScriptedChannel):
+    """Shaped like the LSP transport's channel: it can show message requests."""
+
+    def supports_message_request(self) -> bool:
+        return True
+
+
+async def test_plain_lsp_client_is_asked_with_show_message_request(project: Path) -> None:
+    channel = LspChannel()  # no ACP client capabilities: a plain LSP client
+
+    async def pick(method: str, params: dict[str, Any]) -> Any:
+        assert method == "window/showMessageRequest"
+        assert params["actions"][0]["title"] == "Allow once"
+        assert "make deploy" in params["message"]
+        return {"title": "Allow once"}
+    channel.responder = pick
+    session = make_session(project, channel)
+    await session.permissions.require(bash("make deploy"), ctx_of(session))
+    assert channel.methods() == ["window/showMessageRequest"]
+
+
+async def test_sidecar_extension_over_lsp_gets_acp_permission_requests(project: Path) -> None:
+    channel = LspChannel({"fs": {"readTextFile": True}, "_meta": {"sidecar": {"reviewEdit": True}}})
+    channel.answer_with("allow_once")
+    session = make_session(project, channel)
+    await session.permissions.require(bash("make deploy"), ctx_of(session))
+    assert channel.methods() == ["session/request_permission"]
