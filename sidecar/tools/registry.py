@@ -9,7 +9,9 @@ from sidecar.tools.base import Tool
 
 def builtin_tools() -> list[Tool[Any]]:
     # Imports are local so that `sidecar check-command` and friends start fast.
-    tools: list[Tool[Any]] = []
+    from sidecar.tools.plan.exit_plan_mode import ExitPlanMode
+
+    tools: list[Tool[Any]] = [ExitPlanMode()]
     return tools
 
 
