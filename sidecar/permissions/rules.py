@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Literal
 import pathspec
 
 from sidecar.permissions.request import PermissionRequest
+from sidecar.tools.bash.rules import bash_rule_matches
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
@@ -76,42 +77,7 @@ def parse_rule(text: str, behavior: Behavior = "allow", source: str = "session",
     return Rule(tool=tool, specifier=spec, behavior=behavior, source=source, source_path=source_path)
 
 
-# ---- Bash specifiers ------------------------------------------------------------------------------
-
-def _local_bash_rule_matches(specifier: str, subcommand: str) -> bool:
-    """Claude Code's Bash specifier semantics (fallback until the Bash family's matcher is importable).
-
-    ``cmd:*`` (legacy) is a prefix at a word boundary; ``*`` is a wildcard; a trailing `` *`` keeps the
-    word boundary and also matches the bare command (``ls *`` matches ``ls`` and ``ls -la``, not ``lsof``).
-    """
-    command = " ".join(subcommand.split())
-    spec = " ".join(specifier.split())
-    if spec.endswith(":*"):
-        prefix = spec[:-2].rstrip()
-        return command == prefix or command.startswith(prefix + " ")
-    if "*" not in spec:
-        return command == spec
-    tail_any = spec.endswith(" *")
-    body = spec[:-2] if tail_any else spec
-    pattern = ".*".join(re.escape(part) for part in body.split("*"))
-    if tail_any:
-        pattern += "(?: .*)?"
-    return re.fullmatch(pattern, command, re.DOTALL) is not None
-
-
-@lru_cache(maxsize=1)
-def _bash_matcher() -> Callable[[str, str], bool]:
-    try:
-        from sidecar.tools.bash.rules import bash_rule_matches
-    except ImportError:
-        return _local_bash_rule_matches
-    matcher: Callable[[str, str], bool] = bash_rule_matches
-    return matcher
-
-
-def bash_rule_matches(specifier: str, subcommand: str) -> bool:
-    return _bash_matcher()(specifier, subcommand)
-
+# ---- Bash specifiers: one matcher in the project, the Bash family's (``bash_rule_matches``) ---------
 
 # ---- path specifiers ------------------------------------------------------------------------------
 
