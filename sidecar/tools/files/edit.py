@@ -1,0 +1,165 @@
+"""Edit: an exact string replacement, under optimistic concurrency (seed 000, mechanism two).
+
+The file must have been Read in this session and be unchanged since (ledger fingerprint); old_string
+must occur exactly once unless replace_all. Encoding, BOM, CRLF and mode are kept. The user reviews
+the change (sidecar.permissions.review) before anything is written; what lands is what they approved.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import Field
+
+from sidecar.tools.base import Location, TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.tools.context import ToolContext
+from sidecar.tools.files.common import (
+    ledger_of,
+    read_bytes,
+    refuse_if_dirty,
+    resolved,
+    review,
+    shown,
+    snippet,
+    start_watching,
+    still_unchanged,
+)
+from sidecar.workspace.diffs import common_prefix, common_suffix
+from sidecar.workspace.ledger import fingerprint_of
+from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model
+
+MAX_LISTED = 20
+
+
+class EditInput(ToolInput):
+    """Performs an exact string replacement in a file.
+
+    - You must Read the file in this session before editing it; if it changed since (the user, a
+      formatter), Read it again first.
+    - old_string must match the file exactly, including indentation, and occur exactly once; give more
+      surrounding lines to make it unique, or set replace_all to change every occurrence (e.g. renaming a
+      variable). Never include the line-number prefix of Read's output.
+    - new_string must differ from old_string. Prefer editing existing files to creating new ones.
+    """
+
+    file_path: str = Field(description="The absolute path to the file to modify")
+    old_string: str = Field(description="The text to replace")
+    new_string: str = Field(description="The text to replace it with (must be different from old_string)")
+    replace_all: bool = Field(default=False, description="Replace all occurrences of old_string (default false)")
+
+
+def line_numbers(text: str, needle: str, limit: int = MAX_LISTED) -> tuple[int, list[int]]:
+    """How often ``needle`` occurs in ``text`` and the 1-based lines of the first ``limit`` occurrences."""
+    count = text.count(needle)
+    lines: list[int] = []
+    pos = line = 0
+    last = 0
+    idx = text.find(needle)
+    while idx >= 0 and len(lines) < limit:
+        line += text.count("\n", last, idx)
+        last = idx
+        lines.append(line + 1)
+        pos = idx + max(1, len(needle))
+        idx = text.find(needle, pos)
+    return count, lines
+
+
+class EditTool(Tool[EditInput]):
+    name = "Edit"
+    kind = "edit"
+    Input = EditInput
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        return f"Edit {raw_input.get('file_path') or ''}".strip()
+
+    def locations(self, inp: EditInput) -> list[Location]:
+        return [Location(inp.file_path)]
+
+    async def validate(self, inp: EditInput, ctx: ToolContext) -> None:
+        if inp.old_string == inp.new_string:
+            raise ToolError("old_string and new_string are identical, so there is nothing to change. "
+                            "Give the new text in new_string.")
+        r = resolved(ctx, inp.file_path)
+        if r.kind == "dir":
+            raise ToolError(f"{inp.file_path} is a directory; Edit changes files.")
+        if not r.exists and inp.old_string != "":
+            raise ToolError(f"File does not exist: {inp.file_path}. The current working directory is "
+                            f"{ctx.cwd}. To create a file use Write.")
+
+    async def check_permission(self, inp: EditInput, ctx: ToolContext) -> None:
+        """The permission question carries the diff, so it is asked in ``run`` (review) once the change
+        is computed and before anything is written."""
+
+    async def run(self, inp: EditInput, ctx: ToolContext) -> ToolOutput:
+        await self.validate(inp, ctx)
+        path = resolved(ctx, inp.file_path).path
+        who = shown(ctx, path)
+        start_watching(ctx)
+        refuse_if_dirty(ctx, path)
+        ledger = ledger_of(ctx)
+        raw_input = inp.model_dump()
+        if not path.exists():  # old_string "" on a missing file: create it
+            landing = await review(ctx, self.name, path, None, inp.new_string, raw_input)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = landing.final_text.encode("utf-8")
+            atomic_write(path, data)
+            ledger.record_write(path, fingerprint_of(path, data))
+            return ToolOutput(blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
+                              editor_content=landing.editor_content, metadata={"subject": str(path)})
+        data, st = read_bytes(path)
+        ledger.require_fresh(path, who, data, st)
+        try:
+            text, enc = decode(data)
+        except BinaryFileError:
+            raise ToolError(f"{who} is a binary file; Edit changes text files only.") from None
+        old = from_model(inp.old_string, enc)
+        new = from_model(inp.new_string, enc)
+        if old == "":
+            if text.strip():
+                raise ToolError(f"old_string is empty, but {who} is not empty. Give the exact text to replace.")
+            new_text = new
+        else:
+            count, where = line_numbers(text, old)
+            if count == 0:
+                hint = ""
+                if enc.crlf is False and "\r\n" in text and "\n" in inp.old_string:
+                    hint = " The file mixes CRLF and LF line endings; match them exactly."
+                raise ToolError(f"old_string was not found in {who} (0 matches). It must match the file "
+                                "exactly, including whitespace and indentation. Read the file again and copy "
+                                f"the text from it.{hint}")
+            if count > 1 and not inp.replace_all:
+                listed = ", ".join(str(n) for n in where) + (" …" if count > len(where) else "")
+                raise ToolError(f"old_string occurs {count} times in {who} (lines {listed}); it must occur "
+                                "exactly once. Include more surrounding lines to make it unique, or set "
+                                "replace_all to true to change every occurrence.")
+            new_text = text.replace(old, new) if inp.replace_all else text.replace(old, new, 1)
+        landing = await review(ctx, self.name, path, text, new_text, raw_input)
+        return _land(ctx, path, who, st, enc, text, landing.final_text, landing.summary,
+                     landing.editor_content, replaced=count if inp.old_string and inp.replace_all else 1)
+
+
+def _land(ctx: ToolContext, path: Any, who: str, st: os.stat_result, enc: Encoding, old_text: str,
+          final: str, summary: str, editor_content: list[dict[str, Any]], replaced: int) -> ToolOutput:
+    if not still_unchanged(path, st):
+        raise ToolError(f"{who} was modified since read (it changed while this edit was being prepared). "
+                        "Nothing was written. Read it again, then redo the change.")
+    refuse_if_dirty(ctx, path)
+    data = encode(final, enc)
+    atomic_write(path, data, st.st_mode)
+    ledger_of(ctx).record_write(path, fingerprint_of(path, data))
+    model_final = final.replace("\r\n", "\n") if enc.crlf else final
+    model_old = old_text.replace("\r\n", "\n") if enc.crlf else old_text
+    a = common_prefix(model_old, model_final)
+    b = len(model_final) - common_suffix(model_old, model_final, min(len(model_old), len(model_final)) - a)
+    head = f"The file {who} has been updated"
+    if replaced > 1:
+        head += f" ({replaced} occurrences replaced)"
+    text = (f"{head}. Here's the result of running `cat -n` on a snippet of the edited file:\n"
+            f"{snippet(model_final, a, max(a, b))}" + _extra(summary))
+    return ToolOutput(blocks=[TextBlock(text)], editor_content=editor_content,
+                      metadata={"subject": str(path), "encoding": enc.describe()})
+
+
+def _extra(summary: str) -> str:
+    return f"\n\n{summary}" if summary else ""

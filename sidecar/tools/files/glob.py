@@ -1,0 +1,124 @@
+"""Glob: file paths matching a pattern, gitignore-aware (ripgrep's walker), newest first, capped."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from sidecar.tools.base import TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.tools.context import ToolContext
+from sidecar.tools.files.common import require_read, resolved
+
+MAX_RESULTS = 100
+_GLOB_CHARS = set("*?[{")
+
+
+def rg_binary() -> str:
+    """ripgrep from the venv (the `ripgrep` wheel) or PATH."""
+    here = Path(sys.executable).parent / "rg"
+    if here.exists():
+        return str(here)
+    found = shutil.which("rg")
+    if found is None:
+        raise ToolError("ripgrep (rg) is not installed; the search tools need it. Use Bash `find` instead.")
+    return found
+
+
+class GlobInput(ToolInput):
+    """Fast file pattern matching for any codebase size. Returns matching file paths sorted by
+    modification time, newest first (at most 100). Files ignored by .gitignore are left out.
+
+    Use it to find files by name, e.g. "**/*.js" or "src/**/*.ts". To search file contents use Grep.
+    """
+
+    pattern: str = Field(description="The glob pattern to match files against")
+    path: str | None = Field(default=None, description="The directory to search in. If not specified, the current "
+                             "working directory is used. Omit it for the default; never pass \"undefined\" or "
+                             "\"null\". Must be an absolute directory path if given.")
+
+
+def split_absolute(pattern: str) -> tuple[str | None, str]:
+    """'/abs/dir/**/*.py' → ('/abs/dir', '**/*.py')."""
+    if not pattern.startswith("/"):
+        return None, pattern
+    parts = pattern.split("/")
+    base: list[str] = []
+    for i, part in enumerate(parts):
+        if any(c in _GLOB_CHARS for c in part):
+            return "/".join(base) or "/", "/".join(parts[i:])
+        base.append(part)
+    return "/".join(base[:-1]) or "/", base[-1]
+
+
+class GlobTool(Tool[GlobInput]):
+    name = "Glob"
+    kind = "search"
+    Input = GlobInput
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        where = f" in {raw_input['path']}" if raw_input.get("path") else ""
+        return f"Glob {raw_input.get('pattern') or ''}{where}".strip()
+
+    def is_read_only(self, inp: GlobInput) -> bool:
+        return True
+
+    def _base(self, inp: GlobInput, ctx: ToolContext) -> tuple[Path, str]:
+        base_raw, pattern = split_absolute(inp.pattern)
+        raw = inp.path if inp.path not in (None, "", "undefined", "null") else None
+        if base_raw is not None and raw is None:
+            raw = base_raw
+        r = resolved(ctx, raw or str(ctx.cwd), field="path")
+        if r.kind != "dir":
+            raise ToolError(f"path {raw} is not an existing directory. Give a directory to search in.")
+        return r.path, pattern
+
+    async def validate(self, inp: GlobInput, ctx: ToolContext) -> None:
+        self._base(inp, ctx)
+
+    async def check_permission(self, inp: GlobInput, ctx: ToolContext) -> None:
+        base, _ = self._base(inp, ctx)
+        await require_read(ctx, self.name, base, inp.model_dump(exclude_none=True))
+
+    async def run(self, inp: GlobInput, ctx: ToolContext) -> ToolOutput:
+        base, pattern = self._base(inp, ctx)
+        paths = await rg_files(base, pattern)
+        total = len(paths)
+        if not paths:
+            return ToolOutput.text("No files found", metadata={"count": 0, "truncated": False})
+        paths = newest_first(paths, MAX_RESULTS)
+        text = "\n".join(str(p) for p in paths)
+        if total > MAX_RESULTS:
+            text += (f"\n(Results are truncated: showing the {MAX_RESULTS} most recently modified of {total} "
+                     "files. Use a more specific pattern or path.)")
+        return ToolOutput(blocks=[TextBlock(text)],
+                          metadata={"count": total, "truncated": total > MAX_RESULTS, "subject": str(base)})
+
+
+async def rg_files(base: Path, pattern: str) -> list[str]:
+    args = [rg_binary(), "--files", "--hidden", "--no-require-git", "--no-config", "--glob", "!.git",
+            "--glob", pattern, "--null"]
+    proc = await asyncio.create_subprocess_exec(*args, cwd=base, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
+    out, err = await proc.communicate()
+    if proc.returncode not in (0, 1):
+        raise ToolError(f"Glob failed: {err.decode(errors='replace').strip()}. Check the pattern.")
+    names = out.decode("utf-8", errors="surrogateescape").split("\0")
+    prefix = str(base).rstrip("/") + "/"
+    return [prefix + n.removeprefix("./") for n in names if n]
+
+
+def newest_first(paths: list[str], cap: int) -> list[str]:
+    def mtime(p: str) -> float:
+        try:
+            return os.stat(p).st_mtime
+        except OSError:
+            return 0.0
+
+    keyed = sorted(((mtime(p), p) for p in paths), key=lambda t: (-t[0], t[1]))
+    return [p for _, p in keyed[:cap]]

@@ -1,0 +1,193 @@
+"""Grep: ripgrep underneath, Claude Code's fields, output read as a stream and bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from sidecar.tools.base import TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.tools.context import ToolContext
+from sidecar.tools.files.common import require_read, resolved
+from sidecar.tools.files.glob import newest_first, rg_binary
+
+MAX_OUTPUT_CHARS = 30_000
+MAX_COLUMNS = 500
+
+
+class GrepInput(ToolInput):
+    """A powerful search tool built on ripgrep. ALWAYS use Grep for searching file contents; never run
+    `grep` or `rg` through Bash.
+
+    - Full regex syntax (e.g. "log.*Error", "function\\s+\\w+"); literal braces need escaping
+      (`interface\\{\\}` finds `interface{}` in Go).
+    - Filter files with glob (e.g. "*.js", "**/*.{ts,tsx}") or type (e.g. "py", "rust").
+    - output_mode: "files_with_matches" (default: paths only, newest first), "content" (matching lines;
+      -A/-B/-C context, -n line numbers), or "count" (matches per file).
+    - Patterns match within a line; set multiline for patterns that span lines.
+    - head_limit and offset page through long results.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    pattern: str = Field(description="The regular expression pattern to search for in file contents")
+    path: str | None = Field(default=None, description="File or directory to search in (rg PATH). Defaults to "
+                             "the current working directory.")
+    glob: str | None = Field(default=None, description='Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") '
+                             "- maps to rg --glob")
+    type: str | None = Field(default=None, description="File type to search (rg --type), e.g. js, py, rust, go. "
+                             "More efficient than glob for standard file types.")
+    output_mode: Literal["content", "files_with_matches", "count"] | None = Field(
+        default=None, description='"content" shows matching lines, "files_with_matches" (default) shows file '
+        'paths, "count" shows match counts')
+    case_insensitive: bool | None = Field(default=None, alias="-i", description="Case insensitive search (rg -i)")
+    line_numbers: bool | None = Field(default=None, alias="-n", description='Show line numbers in output (rg -n). '
+                                      'Requires output_mode "content". Defaults to true.')
+    after: int | None = Field(default=None, ge=0, alias="-A", description="Lines to show after each match (rg -A). "
+                              'Requires output_mode "content".')
+    before: int | None = Field(default=None, ge=0, alias="-B", description="Lines to show before each match "
+                               '(rg -B). Requires output_mode "content".')
+    context: int | None = Field(default=None, ge=0, alias="-C", description="Lines to show before and after each "
+                                'match (rg -C). Requires output_mode "content".')
+    multiline: bool | None = Field(default=None, description="Enable multiline mode where . matches newlines and "
+                                   "patterns can span lines (rg -U --multiline-dotall). Default: false.")
+    head_limit: int | None = Field(default=None, ge=0, description="Limit output to the first N lines/entries "
+                                   "(after offset).")
+    offset: int | None = Field(default=None, ge=0, description="Skip the first N lines/entries before applying "
+                               "head_limit.")
+
+
+def rg_args(inp: GrepInput, target: str) -> list[str]:
+    mode = inp.output_mode or "files_with_matches"
+    args = [rg_binary(), "--no-config", "--hidden", "--no-require-git", "--glob", "!.git",
+            "--max-columns", str(MAX_COLUMNS), "--max-columns-preview", "--color", "never"]
+    if mode == "files_with_matches":
+        args.append("--files-with-matches")
+    elif mode == "count":
+        args.append("--count-matches")
+    else:
+        args.append("--no-heading")
+        if inp.line_numbers is not False:
+            args.append("--line-number")
+        if inp.context is not None:
+            args += ["-C", str(inp.context)]
+        if inp.before is not None:
+            args += ["-B", str(inp.before)]
+        if inp.after is not None:
+            args += ["-A", str(inp.after)]
+    if inp.case_insensitive:
+        args.append("-i")
+    if inp.multiline:
+        args += ["-U", "--multiline-dotall"]
+    if inp.type:
+        args += ["--type", inp.type]
+    if inp.glob:
+        for g in inp.glob.split() if "{" not in inp.glob else [inp.glob]:
+            args += ["--glob", g]
+    args += ["-e", inp.pattern, "--", target]
+    return args
+
+
+class GrepTool(Tool[GrepInput]):
+    name = "Grep"
+    kind = "search"
+    Input = GrepInput
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        where = f" in {raw_input['path']}" if raw_input.get("path") else ""
+        return f"Grep \"{raw_input.get('pattern') or ''}\"{where}"
+
+    def is_read_only(self, inp: GrepInput) -> bool:
+        return True
+
+    async def validate(self, inp: GrepInput, ctx: ToolContext) -> None:
+        r = resolved(ctx, inp.path or str(ctx.cwd), field="path")
+        if not r.exists:
+            raise ToolError(f"path {inp.path} does not exist. The current working directory is {ctx.cwd}.")
+
+    async def check_permission(self, inp: GrepInput, ctx: ToolContext) -> None:
+        r = resolved(ctx, inp.path or str(ctx.cwd), field="path")
+        await require_read(ctx, self.name, r.path, inp.model_dump(by_alias=True, exclude_none=True))
+
+    async def run(self, inp: GrepInput, ctx: ToolContext) -> ToolOutput:
+        r = resolved(ctx, inp.path or str(ctx.cwd), field="path")
+        mode = inp.output_mode or "files_with_matches"
+        skip = inp.offset or 0
+        limit = inp.head_limit if inp.head_limit else None
+        lines, more, err = await _run_rg(rg_args(inp, str(r.path)), skip, limit, mode == "files_with_matches")
+        if err is not None:
+            raise ToolError(f"Grep failed: {err}. Fix the pattern or arguments (ripgrep regex syntax).")
+        if mode == "files_with_matches":
+            total = len(lines)
+            page = newest_first(lines, total)[skip:]
+            more = limit is not None and len(page) > limit
+            if limit is not None:
+                page = page[:limit]
+            lines = page
+            if not lines:
+                return ToolOutput.text("No files found", metadata={"count": 0})
+            body = f"Found {total} file{'s' if total != 1 else ''}\n" + "\n".join(lines)
+        else:
+            if not lines:
+                return ToolOutput.text("No matches found", metadata={"count": 0})
+            body = "\n".join(lines)
+            if mode == "count":
+                total = 0
+                for line in lines:
+                    with contextlib.suppress(ValueError):
+                        total += int(line.rsplit(":", 1)[1])
+                body += f"\n\nFound {total} total occurrences across {len(lines)} files."
+        body, cut = _bound(body)
+        if more or cut:
+            nxt = skip + len(lines)
+            body += (f"\n\n(Results are cut. Use offset={nxt} to see more, or narrow the search with path, "
+                     "glob or type.)")
+        return ToolOutput(blocks=[TextBlock(body)], bound_output=False,
+                          metadata={"truncated": bool(more or cut), "subject": str(r.path), "mode": mode})
+
+
+async def _run_rg(args: list[str], skip: int, limit: int | None, collect_all: bool
+                  ) -> tuple[list[str], bool, str | None]:
+    """Read rg's output line by line; stop it once the page (offset+limit, char budget) is full."""
+    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
+                                                limit=1 << 22)
+    assert proc.stdout is not None and proc.stderr is not None
+    out: list[str] = []
+    seen = 0
+    chars = 0
+    more = False
+    stopped = False
+    try:
+        async for raw in proc.stdout:
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            if collect_all:
+                out.append(line)
+                continue
+            seen += 1
+            if seen <= skip:
+                continue
+            if (limit is not None and len(out) >= limit) or chars > MAX_OUTPUT_CHARS:
+                more = True
+                stopped = True
+                break
+            out.append(line)
+            chars += len(line) + 1
+    finally:
+        if stopped and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        err = (await proc.stderr.read()).decode(errors="replace").strip()
+        code = await proc.wait()
+    if not stopped and code not in (0, 1):
+        return [], False, err or f"ripgrep exited with status {code}"
+    return out, more, None
+
+
+def _bound(text: str) -> tuple[str, bool]:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text, False
+    cut = text.rfind("\n", 0, MAX_OUTPUT_CHARS)
+    return text[: cut if cut > 0 else MAX_OUTPUT_CHARS], True

@@ -1,0 +1,503 @@
+"""Read: a bounded observation of one file (seed 000, mechanism one).
+
+Text comes back ``cat -n`` style; images as image blocks; PDFs as text by page; notebooks as cells
+with outputs. Files over ``STREAM_THRESHOLD`` are streamed: a late range is found through a newline
+checkpoint index (holes of sparse files skipped with SEEK_DATA), never by loading the file.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from sidecar.tools.base import ImageBlock, Location, TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.tools.context import ToolContext
+from sidecar.tools.files.common import (
+    ledger_of,
+    read_bytes,
+    require_read,
+    resolved,
+    shown,
+    start_watching,
+)
+from sidecar.workspace.buffers import buffers_for
+from sidecar.workspace.ledger import SAMPLE, STREAM_THRESHOLD, Fingerprint, LedgerEntry, digest
+from sidecar.workspace.textfile import BinaryFileError, decode, sniff_binary
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+MAX_PDF_PAGES_PER_CALL = 20
+PDF_PAGES_REQUIRED_OVER = 10
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}
+IMAGE_MAX_SIDE = 1568  # the API's own downscale target
+IMAGE_MAX_BYTES = 3_750_000  # base64 of it stays under the API's 5 MB image limit
+MAX_IMAGE_FILE = 50 * 1024 * 1024
+MAX_PDF_FILE = 100 * 1024 * 1024
+CHUNK = 1 << 20
+
+
+class ReadInput(ToolInput):
+    """Reads a file from the local filesystem. Use it to look at any file before you change it; Edit and
+    Write refuse files you have not Read in this session.
+
+    - file_path must be an absolute path.
+    - By default up to 2000 lines from the start are returned; for long files pass offset (1-based line
+      to start at) and limit (number of lines). Lines longer than 2000 characters are cut.
+    - Output is numbered like `cat -n`: spaces, the line number, a tab, then the line. The number and tab
+      are not part of the file; never include them in Edit's old_string.
+    - Images (PNG, JPG, GIF, WEBP) are shown to you as images. PDFs are read as text by page; a PDF over
+      10 pages needs `pages` (e.g. "1-5"), at most 20 pages per call. Jupyter notebooks (.ipynb) come back
+      as cells with their outputs.
+    - Reading the same range of an unchanged file again returns a short "unchanged" note: use what you
+      read before. Directories cannot be read: use Glob, or Bash `ls`.
+    """
+
+    file_path: str = Field(description="The absolute path to the file to read")
+    offset: int | None = Field(default=None, ge=0, description="The line number to start reading from (1-based). "
+                               "Only provide if the file is too large to read at once")
+    limit: int | None = Field(default=None, gt=0, description="The number of lines to read. Only provide if the "
+                              "file is too large to read at once")
+    pages: str | None = Field(default=None, description='Page range for PDF files, e.g. "1-5", "3" or "10-20". '
+                              "At most 20 pages per request.")
+
+
+class ReadTool(Tool[ReadInput]):
+    name = "Read"
+    kind = "read"
+    Input = ReadInput
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        path = raw_input.get("file_path") or ""
+        extra = ""
+        if raw_input.get("offset") or raw_input.get("limit"):
+            extra = f" (from line {raw_input.get('offset') or 1})"
+        return f"Read {path}{extra}".strip()
+
+    def locations(self, inp: ReadInput) -> list[Location]:
+        return [Location(inp.file_path, inp.offset or None)]
+
+    def is_read_only(self, inp: ReadInput) -> bool:
+        return True
+
+    async def validate(self, inp: ReadInput, ctx: ToolContext) -> None:
+        r = resolved(ctx, inp.file_path)
+        if r.kind == "dir":
+            raise ToolError(f"{inp.file_path} is a directory, not a file. Use Glob to list files in it "
+                            "(or Bash `ls`).")
+        if not r.exists:
+            raise ToolError(f"File does not exist: {inp.file_path}. The current working directory is "
+                            f"{ctx.cwd}. Check the path (Glob can find it) and call again.")
+        if inp.pages is not None and r.path.suffix.lower() != ".pdf":
+            raise ToolError("pages applies to PDF files only; use offset and limit for text files.")
+
+    async def check_permission(self, inp: ReadInput, ctx: ToolContext) -> None:
+        r = resolved(ctx, inp.file_path)
+        await require_read(ctx, self.name, r.path, inp.model_dump(exclude_none=True))
+
+    async def run(self, inp: ReadInput, ctx: ToolContext) -> ToolOutput:
+        await self.validate(inp, ctx)
+        r = resolved(ctx, inp.file_path)
+        path = r.path
+        start_watching(ctx)
+        suffix = path.suffix.lower()
+        if suffix in IMAGE_TYPES:
+            out = _read_image(path, ctx, IMAGE_TYPES[suffix])
+        elif suffix == ".pdf":
+            out = _read_pdf(path, ctx, inp.pages)
+        elif suffix == ".ipynb":
+            out = _read_notebook(path, ctx, inp)
+        else:
+            out = _read_text(path, ctx, inp)
+        out.metadata.setdefault("subject", str(path))
+        if buffers_for(ctx.session).is_dirty(path) and not out.is_error:
+            out.blocks.append(TextBlock("\nNote: this file has unsaved changes in the editor; the text above is "
+                                        "the version saved on disk. Ask the user to save before editing it."))
+        return out
+
+
+# ---- text -----------------------------------------------------------------------------------
+
+def _range_key(inp: ReadInput) -> tuple[int, int, str]:
+    start = max(1, inp.offset or 1)
+    limit = inp.limit or DEFAULT_LIMIT
+    return start, limit, f"lines:{start}+{limit}"
+
+
+def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int) -> ToolOutput:
+    end = start + limit - 1
+    return ToolOutput.text(
+        f"File unchanged since last read: lines {start}-{end} of {shown(ctx, path)} are exactly as your "
+        "earlier Read returned them. Use that earlier result instead of reading again.",
+        metadata={"unchanged": True, "range": [start, end]})
+
+
+def _format_line(n: int, line: str) -> str:
+    if line.endswith("\r"):
+        line = line[:-1]
+    if len(line) > MAX_LINE_CHARS:
+        line = line[:MAX_LINE_CHARS] + f"… [line cut: {len(line)} characters in all]"
+    return f"{n:>6}\t{line}"
+
+
+def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
+    start, limit, key = _range_key(inp)
+    ledger = ledger_of(ctx)
+    st = os.stat(path)
+    if st.st_size > STREAM_THRESHOLD:
+        return _read_streamed(path, ctx, inp, st)
+    data, st = read_bytes(path)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
+    if ledger.is_unchanged_read(path, key, fp):
+        return _unchanged(path, ctx, start, limit)
+    try:
+        text, enc = decode(data)
+    except BinaryFileError as exc:
+        raise ToolError(f"{shown(ctx, path)} is a binary file ({exc}); it cannot be shown as text. "
+                        "If you need facts about it, use Bash (e.g. `file`, `xxd | head`).") from None
+    ledger.record_read(path, fp, key)
+    if not text:
+        return ToolOutput.text(f"{shown(ctx, path)} exists but is empty (0 bytes).",
+                               metadata={"range": [0, 0], "empty": True})
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    if start > total:
+        return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
+                               f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
+    chosen = lines[start - 1:start - 1 + limit]
+    end = start + len(chosen) - 1
+    body = "\n".join(_format_line(start + i, line) for i, line in enumerate(chosen))
+    notes = []
+    if enc.name != "utf-8" or enc.bom:
+        notes.append(f"(Encoding: {enc.describe()}.)")
+    if end < total or start > 1:
+        notes.append(f"(Showing lines {start}-{end} of {total}."
+                     + (f" Use offset={end + 1} to read more.)" if end < total else ")"))
+    result = body + ("\n\n" + "\n".join(notes) if notes else "")
+    return ToolOutput(blocks=[TextBlock(result)], bound_output=False,
+                      metadata={"range": [start, end], "total_lines": total, "truncated": end < total,
+                                "encoding": enc.describe()})
+
+
+def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_result) -> ToolOutput:
+    """A late range of a huge file: bounded memory, seeks through a newline checkpoint index."""
+    start, limit, key = _range_key(inp)
+    ledger = ledger_of(ctx)
+    stat_fp = Fingerprint(st.st_mtime_ns, st.st_size, None, False)
+    entry = ledger.get(path)
+    if ledger.is_unchanged_read(path, key, stat_fp):
+        return _unchanged(path, ctx, start, limit)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        head = os.pread(fd, SAMPLE, 0)
+        tail = os.pread(fd, SAMPLE, max(0, st.st_size - SAMPLE))
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise ToolError(f"{shown(ctx, path)} is a UTF-16 file of {st.st_size} bytes, too large to read "
+                            "here. Use Bash (e.g. `iconv -f utf-16 -t utf-8 FILE | sed -n 'A,Bp'`).")
+        # Holes of a sparse file read as NULs but are not content: sniff the data before the first hole.
+        first_hole = st.st_size
+        if hasattr(os, "SEEK_HOLE"):
+            try:
+                first_hole = os.lseek(fd, 0, os.SEEK_HOLE)
+            except OSError:
+                first_hole = st.st_size
+        if sniff_binary(head[:max(first_hole, 1)].rstrip(b"\0")) or (first_hole >= st.st_size and sniff_binary(tail[-8192:])):
+            raise ToolError(f"{shown(ctx, path)} is a binary file; it cannot be shown as text. Use Bash "
+                            "(`file`, `xxd | head`) for facts about it.")
+        encoding = "utf-8"
+        if entry is not None and entry.line_index is not None and entry.fingerprint.same_stat(stat_fp):
+            index, total = entry.line_index, entry.total_lines or 0
+        else:
+            index, total = _build_index(fd, st.st_size)
+        lines, seen = _lines_from(fd, st.st_size, index, start, limit)
+    finally:
+        os.close(fd)
+    picked = b"".join(raw for _, raw, _ in lines)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(head + tail + picked), False)
+    new_entry: LedgerEntry = ledger.record_read(path, fp, key)
+    new_entry.line_index, new_entry.total_lines = index, total
+    if start > total:
+        return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
+                               f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
+    out = []
+    for n, raw, full_len in lines:
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+        text = text.rstrip("\n")
+        if full_len > len(raw):
+            text = text[:MAX_LINE_CHARS] + f"… [line cut: {full_len} bytes in all]"
+        out.append(_format_line(n, text))
+    end = start + len(lines) - 1
+    note = (f"\n\n(Large file: {st.st_size} bytes, {total} lines. Showing lines {start}-{end}."
+            + (f" Use offset={end + 1} to read more.)" if end < total else ")"))
+    del seen
+    return ToolOutput(blocks=[TextBlock("\n".join(out) + note)], bound_output=False,
+                      metadata={"range": [start, end], "total_lines": total, "truncated": end < total,
+                                "streamed": True})
+
+
+def _build_index(fd: int, size: int) -> tuple[list[tuple[int, int]], int]:
+    """[(lines before byte offset, byte offset)] at every CHUNK, and the total line count.
+
+    Holes of sparse files hold only NULs (no newlines): SEEK_DATA jumps over them.
+    """
+    index: list[tuple[int, int]] = [(0, 0)]
+    lines = 0
+    pos = 0
+    last = b"\n"
+    seek_data = getattr(os, "SEEK_DATA", None)
+    while pos < size:
+        if seek_data is not None:
+            try:
+                nxt = os.lseek(fd, pos, seek_data)
+            except OSError:  # ENXIO: only a hole until EOF
+                nxt = size
+            if nxt > pos:
+                pos = nxt
+                index.append((lines, pos))
+                last = b"\0"
+                if pos >= size:
+                    break
+        chunk = os.pread(fd, CHUNK, pos)
+        if not chunk:
+            break
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
+        pos += len(chunk)
+        index.append((lines, pos))
+    total = lines + (0 if last == b"\n" or size == 0 else 1)
+    return index, total
+
+
+def _lines_from(fd: int, size: int, index: list[tuple[int, int]], start: int, limit: int
+                ) -> tuple[list[tuple[int, bytes, int]], int]:
+    """Lines start..start+limit-1 (1-based) as (number, bytes kept ≤ 4×MAX_LINE_CHARS, full length)."""
+    target = start - 1  # 0-based line number
+    i = bisect.bisect_right([n for n, _ in index], target) - 1
+    i = max(i, 0)
+    # Step back to a checkpoint that lies at or before the line's start.
+    lines_before, pos = index[i]
+    keep = MAX_LINE_CHARS * 4
+    out: list[tuple[int, bytes, int]] = []
+    line_no = lines_before
+    # Skip to the start of line `target`.
+    while line_no < target and pos < size:
+        chunk = os.pread(fd, CHUNK, pos)
+        if not chunk:
+            break
+        need = target - line_no
+        cnt = chunk.count(b"\n")
+        if cnt < need:
+            line_no += cnt
+            pos += len(chunk)
+            continue
+        k = -1
+        for _ in range(need):
+            k = chunk.index(b"\n", k + 1)
+        pos += k + 1
+        line_no = target
+    if line_no < target:
+        return [], line_no
+    cur = bytearray()
+    cur_len = 0
+    while len(out) < limit and pos < size:
+        chunk = os.pread(fd, CHUNK, pos)
+        if not chunk:
+            break
+        j = 0
+        while j < len(chunk) and len(out) < limit:
+            nl = chunk.find(b"\n", j)
+            seg_end = len(chunk) if nl < 0 else nl + 1
+            seg = chunk[j:seg_end]
+            if len(cur) < keep:
+                cur += seg[:keep - len(cur)]
+            cur_len += len(seg)
+            j = seg_end
+            if nl >= 0:
+                out.append((line_no + 1, bytes(cur), cur_len))
+                line_no += 1
+                cur, cur_len = bytearray(), 0
+        pos += len(chunk)
+    if cur_len and len(out) < limit:
+        out.append((line_no + 1, bytes(cur), cur_len))
+    return out, line_no
+
+
+# ---- images, PDFs, notebooks ----------------------------------------------------------------
+
+def _read_image(path: Path, ctx: ToolContext, media_type: str) -> ToolOutput:
+    st = os.stat(path)
+    if st.st_size > MAX_IMAGE_FILE:
+        raise ToolError(f"{shown(ctx, path)} is {st.st_size} bytes, too large an image to read.")
+    data, st = read_bytes(path)
+    ledger = ledger_of(ctx)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
+    if ledger.is_unchanged_read(path, "image", fp):
+        return ToolOutput.text(f"File unchanged since last read: the image {shown(ctx, path)} is as you saw it.",
+                               metadata={"unchanged": True})
+    note = ""
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as opened:
+            img: Image.Image = opened
+            width, height = img.size
+            if max(width, height) > IMAGE_MAX_SIDE or len(data) > IMAGE_MAX_BYTES:
+                img.thumbnail((IMAGE_MAX_SIDE, IMAGE_MAX_SIDE))
+                fmt = {"image/png": "PNG", "image/gif": "PNG", "image/webp": "WEBP"}.get(media_type, "JPEG")
+                if fmt == "JPEG" and img.mode not in ("RGB", "L"):
+                    img = img.convert("RGB")
+                buf = io.BytesIO()
+                img.save(buf, format=fmt, **({"quality": 85} if fmt == "JPEG" else {}))
+                if buf.tell() > IMAGE_MAX_BYTES:
+                    buf = io.BytesIO()
+                    img.convert("RGB").save(buf, format="JPEG", quality=70)
+                    fmt = "JPEG"
+                data = buf.getvalue()
+                media_type = {"PNG": "image/png", "WEBP": "image/webp"}.get(fmt, "image/jpeg")
+                note = f" (downscaled from {width}x{height} to {img.size[0]}x{img.size[1]})"
+    except Exception as exc:
+        raise ToolError(f"{shown(ctx, path)} could not be decoded as an image: {exc}") from None
+    ledger.record_read(path, fp, "image")
+    return ToolOutput(blocks=[TextBlock(f"Image {shown(ctx, path)}{note}:"),
+                              ImageBlock(media_type, base64.b64encode(data).decode("ascii"))],
+                      metadata={"media_type": media_type, "size": len(data)})
+
+
+def parse_pages(spec: str, total: int) -> list[int]:
+    """'3', '1-5', '2,4-6' → 1-based page numbers (validated against ``total`` and the per-call cap)."""
+    pages: list[int] = []
+    for part in spec.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                a_s, b_s = part.split("-", 1)
+                a, b = int(a_s), int(b_s) if b_s else total
+            else:
+                a = b = int(part)
+        except ValueError:
+            raise ToolError(f'pages "{spec}" is not a page range; use e.g. "1-5", "3" or "2,4-6".') from None
+        if a < 1 or b < a:
+            raise ToolError(f'pages "{spec}": pages are numbered from 1 and ranges go upwards.')
+        if a > total:
+            raise ToolError(f"pages {spec}: the PDF has only {total} pages.")
+        pages.extend(range(a, min(b, total) + 1))
+    if not pages:
+        raise ToolError('pages is empty; use e.g. "1-5".')
+    if len(pages) > MAX_PDF_PAGES_PER_CALL:
+        raise ToolError(f"pages {spec} asks for {len(pages)} pages; at most {MAX_PDF_PAGES_PER_CALL} per call. "
+                        "Split it into several Reads.")
+    return pages
+
+
+def _read_pdf(path: Path, ctx: ToolContext, pages_spec: str | None) -> ToolOutput:
+    from pypdf import PdfReader
+
+    st = os.stat(path)
+    if st.st_size > MAX_PDF_FILE:
+        raise ToolError(f"{shown(ctx, path)} is {st.st_size} bytes; too large a PDF to read.")
+    data, st = read_bytes(path)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
+    key = f"pages:{pages_spec or 'all'}"
+    ledger = ledger_of(ctx)
+    if ledger.is_unchanged_read(path, key, fp):
+        return ToolOutput.text(f"File unchanged since last read: pages {pages_spec or 'all'} of "
+                               f"{shown(ctx, path)} are as your earlier Read returned them.",
+                               metadata={"unchanged": True})
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        total = len(reader.pages)
+    except Exception as exc:
+        raise ToolError(f"{shown(ctx, path)} could not be parsed as a PDF: {exc}") from None
+    if pages_spec is None:
+        if total > PDF_PAGES_REQUIRED_OVER:
+            raise ToolError(f"{shown(ctx, path)} has {total} pages; PDFs over {PDF_PAGES_REQUIRED_OVER} pages "
+                            f'need the pages parameter (e.g. pages: "1-5"), at most {MAX_PDF_PAGES_PER_CALL} '
+                            "per call.")
+        pages = list(range(1, total + 1))
+    else:
+        pages = parse_pages(pages_spec, total)
+    parts = []
+    for n in pages:
+        try:
+            text = reader.pages[n - 1].extract_text() or ""
+        except Exception as exc:
+            text = f"[page text could not be extracted: {exc}]"
+        parts.append(f"--- Page {n} of {total} ---\n{text.strip() or '[no extractable text on this page]'}")
+    ledger.record_read(path, fp, key)
+    return ToolOutput.text(f"PDF {shown(ctx, path)} ({total} pages)\n\n" + "\n\n".join(parts),
+                           metadata={"pages": pages, "total_pages": total})
+
+
+def _read_notebook(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
+    import nbformat
+
+    data, st = read_bytes(path)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
+    key = "notebook"
+    ledger = ledger_of(ctx)
+    if ledger.is_unchanged_read(path, key, fp):
+        return ToolOutput.text(f"File unchanged since last read: the notebook {shown(ctx, path)} is as your "
+                               "earlier Read returned it.", metadata={"unchanged": True})
+    try:
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        raise ToolError(f"{shown(ctx, path)} is not a valid notebook ({exc}). Read it as text with Bash "
+                        "`cat` if you need the raw JSON.") from None
+    blocks: list[TextBlock | ImageBlock] = []
+    parts: list[str] = []
+    for i, cell in enumerate(nb.cells):
+        cid = cell.get("id") or f"cell-{i}"
+        head = f'<cell id="{cid}" index="{i}" type="{cell.cell_type}"'
+        if cell.cell_type == "code" and cell.get("execution_count") is not None:
+            head += f' execution_count="{cell.execution_count}"'
+        parts.append(head + ">\n" + _cut(cell.source, 20_000) + "\n</cell>")
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            parts.append(_output_text(output, blocks))
+    ledger.record_read(path, fp, key)
+    lang = (nb.metadata.get("kernelspec") or {}).get("language") or (nb.metadata.get("language_info") or {}).get(
+        "name", "")
+    header = f"Notebook {shown(ctx, path)}: {len(nb.cells)} cells" + (f", language {lang}" if lang else "")
+    return ToolOutput(blocks=[TextBlock(header + "\n\n" + "\n".join(p for p in parts if p)), *blocks],
+                      metadata={"cells": len(nb.cells)})
+
+
+def _output_text(output: Any, images: list[TextBlock | ImageBlock]) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return f"<output stream={output.get('name', 'stdout')}>\n{_cut(str(output.get('text', '')), 5000)}\n</output>"
+    if kind == "error":
+        tb = "\n".join(output.get("traceback", []))
+        return f"<output error>\n{output.get('ename')}: {output.get('evalue')}\n{_cut(_strip_ansi(tb), 5000)}\n</output>"
+    if kind in ("execute_result", "display_data"):
+        data = output.get("data", {})
+        for mime in ("image/png", "image/jpeg"):
+            if mime in data and len(images) < 5:
+                images.append(ImageBlock(mime, str(data[mime]).replace("\n", "")))
+                return f"<output {kind}>[image {mime}, shown below]</output>"
+        if "text/plain" in data:
+            return f"<output {kind}>\n{_cut(str(data['text/plain']), 5000)}\n</output>"
+        return f"<output {kind}>[{', '.join(data)}]</output>"
+    return f"<output {kind}>{_cut(json.dumps(dict(output)), 500)}</output>"
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n] + f"… [cut: {len(text)} characters in all]"
+
+
+def _strip_ansi(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)

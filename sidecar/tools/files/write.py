@@ -1,0 +1,104 @@
+"""Write: create a file, or replace one the agent has Read and that is unchanged since.
+
+Atomic (temp file + fsync + rename), the mode of an existing file kept, parents created for new files
+only after the user approved. An existing file keeps its encoding and BOM; a CRLF file gets CRLF.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from sidecar.tools.base import Location, TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.tools.context import ToolContext
+from sidecar.tools.files.common import (
+    ledger_of,
+    read_bytes,
+    refuse_if_dirty,
+    resolved,
+    review,
+    shown,
+    start_watching,
+    still_unchanged,
+)
+from sidecar.workspace.diffs import make_diff
+from sidecar.workspace.ledger import fingerprint_of
+from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model
+
+
+class WriteInput(ToolInput):
+    """Writes a file to the local filesystem, replacing it if it exists.
+
+    - To replace an existing file you must have Read it in this session, and it must be unchanged
+      since; prefer Edit for changes to existing files (it sends only the diff).
+    - New files are created with their parent folders. Do not create documentation or README files
+      unless the user asked for them.
+    """
+
+    file_path: str = Field(description="The absolute path to the file to write (must be absolute, not relative)")
+    content: str = Field(description="The content to write to the file")
+
+
+class WriteTool(Tool[WriteInput]):
+    name = "Write"
+    kind = "edit"
+    Input = WriteInput
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        return f"Write {raw_input.get('file_path') or ''}".strip()
+
+    def locations(self, inp: WriteInput) -> list[Location]:
+        return [Location(inp.file_path)]
+
+    async def validate(self, inp: WriteInput, ctx: ToolContext) -> None:
+        r = resolved(ctx, inp.file_path)
+        if r.kind == "dir":
+            raise ToolError(f"{inp.file_path} is a directory; give a file path.")
+        if r.kind == "other":
+            raise ToolError(f"{inp.file_path} is not a regular file; it cannot be written.")
+
+    async def check_permission(self, inp: WriteInput, ctx: ToolContext) -> None:
+        """Asked in ``run`` with the diff (the review), before anything is written."""
+
+    async def run(self, inp: WriteInput, ctx: ToolContext) -> ToolOutput:
+        await self.validate(inp, ctx)
+        path = resolved(ctx, inp.file_path).path
+        who = shown(ctx, path)
+        start_watching(ctx)
+        refuse_if_dirty(ctx, path)
+        ledger = ledger_of(ctx)
+        raw_input = inp.model_dump()
+        if not path.exists():
+            landing = await review(ctx, self.name, path, None, inp.content, raw_input)
+            if path.exists():
+                raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
+                                "Nothing was written. Read it, then decide how to change it.")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = landing.final_text.encode("utf-8")
+            atomic_write(path, data)
+            ledger.record_write(path, fingerprint_of(path, data))
+            lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
+            text = f"File created successfully at: {path} ({lines} lines)."
+            return ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
+                              editor_content=landing.editor_content, metadata={"subject": str(path)})
+        data, st = read_bytes(path)
+        ledger.require_fresh(path, who, data, st)
+        try:
+            old_text, enc = decode(data)
+        except BinaryFileError:
+            old_text, enc = None, Encoding("utf-8")
+        new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
+        landing = await review(ctx, self.name, path, old_text, new_text, raw_input)
+        if not still_unchanged(path, st):
+            raise ToolError(f"{who} was modified since read (it changed while this Write was being prepared). "
+                            "Nothing was written. Read it again, then redo the change.")
+        refuse_if_dirty(ctx, path)
+        out = encode(landing.final_text, enc)
+        atomic_write(path, out, st.st_mode)
+        ledger.record_write(path, fingerprint_of(path, out))
+        d = make_diff(old_text, landing.final_text, who)
+        text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
+                + (f"; kept {enc.describe()}" if enc.name != "utf-8" or enc.bom or enc.crlf else "") + ").")
+        return ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
+                          editor_content=landing.editor_content, metadata={"subject": str(path)})

@@ -1,0 +1,183 @@
+"""Read through the real dispatcher: numbering, ranges, unchanged, special files, huge files, media."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+from tests.files.helpers import Agent
+
+
+async def test_numbering_and_same_range_twice(agent: Agent, ws: Path) -> None:
+    f = ws / "a.txt"
+    f.write_text("alpha\nbeta\ngamma\n")
+    text, err, _ = await agent.call("Read", file_path=str(f))
+    assert not err
+    assert text == "     1\talpha\n     2\tbeta\n     3\tgamma"
+    again, err, out = await agent.call("Read", file_path=str(f))
+    assert not err and out.metadata["unchanged"] is True
+    assert again.startswith("File unchanged since last read: lines 1-2000 of a.txt")
+    # A different range is a new observation.
+    part, _, _ = await agent.call("Read", file_path=str(f), offset=2, limit=1)
+    assert part.startswith("     2\tbeta\n\n(Showing lines 2-2 of 3. Use offset=3 to read more.)")
+    # After a change, the full text comes back.
+    f.write_text("alpha\nBETA\ngamma\n")
+    text, _, _ = await agent.call("Read", file_path=str(f))
+    assert "     2\tBETA" in text
+
+
+async def test_long_lines_cut_and_default_limit(agent: Agent, ws: Path) -> None:
+    f = ws / "long.txt"
+    f.write_text("x" * 2500 + "\n" + "".join(f"l{i}\n" for i in range(3000)))
+    text, _, out = await agent.call("Read", file_path=str(f))
+    first = text.split("\n")[0]
+    assert first == "     1\t" + "x" * 2000 + "… [line cut: 2500 characters in all]"
+    assert "(Showing lines 1-2000 of 3001. Use offset=2001 to read more.)" in text
+    assert out.metadata["truncated"] is True
+
+
+async def test_empty_relative_missing_dir(agent: Agent, ws: Path) -> None:
+    (ws / "empty.txt").write_bytes(b"")
+    text, err, _ = await agent.call("Read", file_path=str(ws / "empty.txt"))
+    assert not err and text == "empty.txt exists but is empty (0 bytes)."
+    text, err, _ = await agent.call("Read", file_path="empty.txt")
+    assert err and f"Did you mean {ws / 'empty.txt'}?" in text
+    text, err, _ = await agent.call("Read", file_path=str(ws / "nope.txt"))
+    assert err and text.startswith(f"File does not exist: {ws / 'nope.txt'}")
+    text, err, _ = await agent.call("Read", file_path=str(ws))
+    assert err and "is a directory" in text
+
+
+async def test_encodings_and_binary(agent: Agent, ws: Path) -> None:
+    (ws / "u16.txt").write_bytes("héllo\r\nwörld\r\n".encode("utf-16"))
+    text, err, _ = await agent.call("Read", file_path=str(ws / "u16.txt"))
+    assert not err and text.startswith("     1\théllo\n     2\twörld") and "utf-16" in text
+    (ws / "latin.txt").write_bytes("café\n".encode("latin-1"))
+    text, _, _ = await agent.call("Read", file_path=str(ws / "latin.txt"))
+    assert text.startswith("     1\tcafé") and "latin-1" in text
+    (ws / "bin.dat").write_bytes(b"\x00\x01\x02garbage\x00" * 100)
+    text, err, _ = await agent.call("Read", file_path=str(ws / "bin.dat"))
+    assert err and "is a binary file" in text
+
+
+async def test_special_files_refused_at_once(agent: Agent, ws: Path) -> None:
+    fifo = ws / "pipe"
+    os.mkfifo(fifo)
+    for p in ["/dev/zero", "/dev/stdin", str(fifo), "/proc/self/fd/0"]:
+        started = time.monotonic()
+        text, err, _ = await asyncio.wait_for(agent.call("Read", file_path=p), timeout=5)
+        assert err, p
+        assert "not a regular file" in text, text
+        assert time.monotonic() - started < 1
+    # A symlink to a device is judged by its target.
+    (ws / "z").symlink_to("/dev/zero")
+    text, err, _ = await agent.call("Read", file_path=str(ws / "z"))
+    assert err and "character device" in text
+
+
+async def test_symlink_outside_asks_and_rejection_refuses(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret\n")
+    (ws / "link").symlink_to(outside)
+    agent = Agent(ws, tmp_path)
+    agent.channel.answer = "reject_once"
+    text, err, _ = await agent.call("Read", file_path=str(ws / "link" / "secret.txt"))
+    assert err and "rejected" in text and "top secret" not in text
+    asked = agent.channel.permission_requests()
+    assert len(asked) == 1 and str(outside / "secret.txt") in asked[0]["toolCall"]["title"]
+    # Inside the workspace nothing is asked.
+    (ws / "in.txt").write_text("ok\n")
+    text, err, _ = await agent.call("Read", file_path=str(ws / "in.txt"))
+    assert not err and len(agent.channel.permission_requests()) == 1
+    # Percent-encoded ".." resolves before the check, so it asks too.
+    text, err, _ = await agent.call("Read", file_path=str(ws) + "/%2e%2e/outside/secret.txt")
+    assert err and len(agent.channel.permission_requests()) == 2
+
+
+async def test_sparse_2gb_file_last_lines(agent: Agent, ws: Path) -> None:
+    f = ws / "huge.log"
+    with open(f, "wb") as fh:
+        fh.write(b"header line\n")
+        fh.seek(2 * 1024**3)
+        fh.write(b"".join(b"tail %d\n" % i for i in range(100)))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    text, err, out = await agent.call("Read", file_path=str(f), offset=95, limit=10)
+    elapsed = time.monotonic() - started
+    assert not err, text
+    total = out.metadata["total_lines"]
+    assert total == 101  # header, the hole (one NUL line ending in "tail 0"), tail 1..99
+    assert text.startswith("    95\ttail 93\n    96\ttail 94")
+    assert text.split("\n")[6] == "   101\ttail 99"
+    assert elapsed < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
+
+
+async def test_image_pdf_notebook(agent: Agent, ws: Path) -> None:
+    from PIL import Image
+    img = Image.new("RGB", (3000, 1000), (255, 0, 0))
+    img.save(ws / "big.png")
+    text, err, out = await agent.call("Read", file_path=str(ws / "big.png"))
+    assert not err and "downscaled from 3000x1000" in text
+    image = out.blocks[1]
+    assert image.media_type == "image/png"
+    assert Image.open(io.BytesIO(base64.b64decode(image.data_base64))).size == (1568, 523)
+
+    (ws / "doc.pdf").write_bytes(_pdf(["First page text", "Second page text"]))
+    text, err, _ = await agent.call("Read", file_path=str(ws / "doc.pdf"))
+    assert not err, text
+    assert "--- Page 1 of 2 ---\nFirst page text" in text and "--- Page 2 of 2 ---\nSecond page text" in text
+    (ws / "long.pdf").write_bytes(_pdf([f"p{i}" for i in range(12)]))
+    text, err, _ = await agent.call("Read", file_path=str(ws / "long.pdf"))
+    assert err and "has 12 pages" in text and "pages" in text
+    text, err, _ = await agent.call("Read", file_path=str(ws / "long.pdf"), pages="11-12")
+    assert not err and "--- Page 11 of 12 ---\np10" in text and "Page 10 " not in text
+    text, err, _ = await agent.call("Read", file_path=str(ws / "long.pdf"), pages="13")
+    assert err and "only 12 pages" in text
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"language": "python"}},
+          "cells": [{"id": "c1", "cell_type": "markdown", "metadata": {}, "source": "# Title"},
+                    {"id": "c2", "cell_type": "code", "metadata": {}, "execution_count": 1, "source": "print(1+1)",
+                     "outputs": [{"output_type": "stream", "name": "stdout", "text": "2\n"}]}]}
+    (ws / "n.ipynb").write_text(json.dumps(nb, indent=1))
+    text, err, _ = await agent.call("Read", file_path=str(ws / "n.ipynb"))
+    assert not err, text
+    assert '<cell id="c1" index="0" type="markdown">\n# Title\n</cell>' in text
+    assert '<cell id="c2" index="1" type="code" execution_count="1">\nprint(1+1)\n</cell>' in text
+    assert "<output stream=stdout>\n2\n" in text
+
+
+def _pdf(pages: list[str]) -> bytes:
+    """A minimal valid PDF with one line of text per page (no reportlab)."""
+    objs: list[bytes] = []
+    n = len(pages)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
+    objs.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objs.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
+    font = 3 + 2 * n
+    for i, text in enumerate(pages):
+        stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
+                    f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode())
+        objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % i + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1))
+    for off in offsets:
+        out.write(b"%010d 00000 n \n" % off)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref))
+    return out.getvalue()
+
