@@ -14,6 +14,8 @@ def builtin_tools() -> list[Tool[Any]]:
     tools: list[Tool[Any]] = [ExitPlanMode()]
     from sidecar.tools.lsp.lsp import LSPTool
     tools += [LSPTool()]
+    from sidecar.tools.files import file_tools
+    tools += file_tools()
     return tools
 
 
