@@ -1,0 +1,187 @@
+"""Edit, Write and NotebookEdit through the real dispatcher: read-before-edit, staleness, uniqueness,
+encodings, buffers, atomicity, the formatter notice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sidecar.workspace.buffers import OpenBuffers
+from tests.files.helpers import Agent
+
+
+async def test_edit_requires_read_and_unique_match(agent: Agent, ws: Path) -> None:
+    f = ws / "m.py"
+    f.write_text("x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n")
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="y = 2", new_string="y = 20")
+    assert err and text == "m.py has not been read in this session. Read it first (Read tool), then make the change."
+    await agent.call("Read", file_path=str(f))
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="w = 9", new_string="w = 0")
+    assert err and text.startswith("old_string was not found in m.py (0 matches).")
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x = 1", new_string="x = 10")
+    assert err and text.startswith("old_string occurs 3 times in m.py (lines 1, 3, 5); it must occur exactly once.")
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x = 1", new_string="x = 1")
+    assert err and "identical" in text
+    assert f.read_text() == "x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n"
+    text, err, out = await agent.call("Edit", file_path=str(f), old_string="y = 2", new_string="y = 20")
+    assert not err, text
+    assert text.startswith("The file m.py has been updated. Here's the result of running `cat -n` on a snippet")
+    assert "     2\ty = 20" in text
+    assert out.editor_content == [{"type": "diff", "path": str(f), "oldText": "x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n",
+                                   "newText": "x = 1\ny = 20\nx = 1\nz = 3\nx = 1\n"}]
+    # No re-read needed after our own edit; replace_all reports the count.
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x = 1", new_string="x = 2",
+                                    replace_all=True)
+    assert not err and "(3 occurrences replaced)" in text
+    assert f.read_text() == "x = 2\ny = 20\nx = 2\nz = 3\nx = 2\n"
+
+
+async def test_changed_by_another_process_is_refused_and_bytes_intact(agent: Agent, ws: Path) -> None:
+    f = ws / "c.txt"
+    f.write_text("one\ntwo\n")
+    await agent.call("Read", file_path=str(f))
+    time.sleep(0.01)
+    subprocess.run([sys.executable, "-c", f"open({str(f)!r}, 'w').write('one\\nTWO!\\n')"], check=True)
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="one", new_string="uno")
+    assert err and "was modified since read" in text and "Read it again" in text
+    assert f.read_bytes() == b"one\nTWO!\n"
+    text, err, _ = await agent.call("Write", file_path=str(f), content="overwritten\n")
+    assert err and "was modified since read" in text
+    assert f.read_bytes() == b"one\nTWO!\n"
+
+
+async def test_same_size_rewrite_in_same_mtime_is_caught(agent: Agent, ws: Path) -> None:
+    f = ws / "s.txt"
+    f.write_text("aaaa\n")
+    st = f.stat()
+    await agent.call("Read", file_path=str(f))
+    f.write_text("bbbb\n")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="aaaa", new_string="cccc")
+    assert err and "modified since read" in text
+    assert f.read_text() == "bbbb\n"
+
+
+async def test_crlf_utf16_bom_and_mode_kept(agent: Agent, ws: Path) -> None:
+    f = ws / "win.txt"
+    f.write_bytes(b"\xef\xbb\xbfline one\r\nline two\r\nline three\r\n")
+    f.chmod(0o755)
+    text, _, _ = await agent.call("Read", file_path=str(f))
+    assert "     2\tline two\n" in text  # no \r shown
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="line two\nline three",
+                                    new_string="line 2\nline 2.5\nline three")
+    assert not err, text
+    assert f.read_bytes() == b"\xef\xbb\xbfline one\r\nline 2\r\nline 2.5\r\nline three\r\n"
+    assert stat.S_IMODE(f.stat().st_mode) == 0o755
+
+    g = ws / "u16.txt"
+    g.write_bytes("alpha\r\nbéta\r\n".encode("utf-16"))
+    await agent.call("Read", file_path=str(g))
+    text, err, _ = await agent.call("Edit", file_path=str(g), old_string="béta", new_string="gämma")
+    assert not err, text
+    assert g.read_bytes() == "alpha\r\ngämma\r\n".encode("utf-16")
+    assert g.read_bytes().startswith(b"\xff\xfe")
+
+
+async def test_write_new_existing_and_atomic(agent: Agent, ws: Path) -> None:
+    new = ws / "deep" / "er" / "new.txt"
+    text, err, out = await agent.call("Write", file_path=str(new), content="hi\nthere\n")
+    assert not err and text == f"File created successfully at: {new} (2 lines)."
+    assert new.read_text() == "hi\nthere\n"
+    assert out.editor_content[0]["oldText"] is None
+    old = ws / "old.sh"
+    old.write_text("echo old\n")
+    old.chmod(0o750)
+    text, err, _ = await agent.call("Write", file_path=str(old), content="echo new\n")
+    assert err and "has not been read" in text
+    await agent.call("Read", file_path=str(old))
+    text, err, _ = await agent.call("Write", file_path=str(old), content="echo new\n")
+    assert not err and text.startswith("The file old.sh has been overwritten (1 lines added, 1 removed")
+    assert old.read_text() == "echo new\n" and stat.S_IMODE(old.stat().st_mode) == 0o750
+    assert not [p for p in ws.iterdir() if p.name.endswith(".sidecar-tmp")]
+
+
+async def test_dirty_buffer_never_overwritten(agent: Agent, ws: Path) -> None:
+    f = ws / "open.py"
+    f.write_text("a = 1\n")
+    store = OpenBuffers()
+    agent.session.services["buffers"] = store
+    uri = f.as_uri()
+    store.open(uri, "a = 1\n", 1)
+    await agent.call("Read", file_path=str(f))
+    store.change(uri, "a = 1\nb = 2\n", 2)
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="a = 1", new_string="a = 5")
+    assert err and "unsaved changes in the editor" in text and "Ask the user to save" in text
+    assert f.read_text() == "a = 1\n"
+    # The buffer change marked the read stale and queued a notice.
+    assert "open.py was modified by the user or a linter; re-read before editing." in agent.session.pending_notices
+    f.write_text("a = 1\nb = 2\n")
+    store.save(uri)
+    await agent.call("Read", file_path=str(f))
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="a = 1", new_string="a = 5")
+    assert not err, text
+
+
+async def test_formatter_rewrites_after_edit_notice_and_refusal(agent: Agent, ws: Path) -> None:
+    f = ws / "fmt.py"
+    f.write_text("x=1\n")
+    await agent.call("Read", file_path=str(f))
+    watcher = agent.session.services["watcher"]
+    await asyncio.wait_for(watcher.ready.wait(), 5)
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x=1", new_string="x=2")
+    assert not err
+    await asyncio.sleep(0.3)
+    assert agent.session.pending_notices == []  # our own write raises no notice
+    f.write_text("x = 2\n")  # the formatter
+    for _ in range(100):
+        if agent.session.pending_notices:
+            break
+        await asyncio.sleep(0.02)
+    assert agent.session.pending_notices == ["fmt.py was modified by the user or a linter; re-read before editing."]
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x = 2", new_string="x = 3")
+    assert err and "was modified since read" in text
+    assert f.read_text() == "x = 2\n"
+
+
+async def test_rejected_edit_writes_nothing(ws: Path, tmp_path: Path) -> None:
+    agent = Agent(ws, tmp_path)  # default mode: edits ask
+    agent.channel.answer = "reject_once"
+    f = ws / "r.txt"
+    f.write_text("keep\n")
+    await agent.call("Read", file_path=str(f))
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="keep", new_string="lose")
+    assert err and "rejected" in text.lower()
+    assert f.read_text() == "keep\n"
+    asked = agent.channel.permission_requests()
+    assert asked and asked[0]["toolCall"]["content"][0]["type"] == "diff"
+
+
+async def test_notebook_edit(agent: Agent, ws: Path) -> None:
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"id": "c1", "cell_type": "code", "metadata": {}, "execution_count": 3, "source": "1+1",
+                     "outputs": [{"output_type": "execute_result", "execution_count": 3, "metadata": {},
+                                  "data": {"text/plain": "2"}}]}]}
+    f = ws / "n.ipynb"
+    f.write_text(json.dumps(nb, indent=1) + "\n")
+    text, err, _ = await agent.call("NotebookEdit", notebook_path=str(f), cell_id="c1", new_source="2+2")
+    assert err and "has not been read" in text
+    await agent.call("Read", file_path=str(f))
+    text, err, _ = await agent.call("NotebookEdit", notebook_path=str(f), cell_id="c1", new_source="2+2")
+    assert not err and text == "Updated cell c1 in n.ipynb."
+    cells = json.loads(f.read_text())["cells"]
+    assert cells[0]["source"] == "2+2" and cells[0]["outputs"] == [] and cells[0]["execution_count"] is None
+    text, err, _ = await agent.call("NotebookEdit", notebook_path=str(f), cell_id="c1", new_source="# Notes",
+                                    cell_type="markdown", edit_mode="insert")
+    assert not err and text.startswith("Inserted markdown cell")
+    cells = json.loads(f.read_text())["cells"]
+    assert [c["cell_type"] for c in cells] == ["code", "markdown"] and cells[1]["source"] == "# Notes"
+    text, err, _ = await agent.call("NotebookEdit", notebook_path=str(f), cell_id="c1", new_source="",
+                                    edit_mode="delete")
+    assert not err
+    assert [c["source"] for c in json.loads(f.read_text())["cells"]] == ["# Notes"]

@@ -1,0 +1,113 @@
+"""Glob and Grep through the dispatcher; the canonicaliser; the diff module."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from sidecar.tools.base import ToolError
+from sidecar.workspace.diffs import apply_hunks, make_diff
+from sidecar.workspace.paths import resolve_path
+from tests.files.helpers import Agent
+
+
+def _tree(ws: Path) -> None:
+    (ws / ".gitignore").write_text("build/\n*.log\n")
+    (ws / "src").mkdir()
+    (ws / "build").mkdir()
+    for i, name in enumerate(["src/a.py", "src/b.py", "build/gen.py", "x.log", "top.py", "src/c.ts"]):
+        p = ws / name
+        p.write_text(f"def f{i}():\n    return 'needle {i}'\n")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+
+
+async def test_glob_gitignore_newest_first_and_cap(agent: Agent, ws: Path) -> None:
+    _tree(ws)
+    text, err, _ = await agent.call("Glob", pattern="**/*.py")
+    assert not err
+    assert text.split("\n") == [str(ws / "top.py"), str(ws / "src/b.py"), str(ws / "src/a.py")]
+    text, _, _ = await agent.call("Glob", pattern="*.ts", path=str(ws / "src"))
+    assert text == str(ws / "src/c.ts")
+    text, _, _ = await agent.call("Glob", pattern=str(ws) + "/src/*.py")
+    assert text.split("\n") == [str(ws / "src/b.py"), str(ws / "src/a.py")]
+    text, _, _ = await agent.call("Glob", pattern="*.nothing")
+    assert text == "No files found"
+    many = ws / "many"
+    many.mkdir()
+    for i in range(130):
+        (many / f"f{i}.txt").write_text("x")
+    text, _, out = await agent.call("Glob", pattern="many/*.txt")
+    assert len(text.split("\n")) == 101 and "showing the 100 most recently modified of 130 files" in text
+    assert out.metadata["truncated"] is True
+
+
+async def test_grep_modes_and_flags(agent: Agent, ws: Path) -> None:
+    _tree(ws)
+    text, err, _ = await agent.call("Grep", pattern="needle [01]")
+    assert not err and text == f"Found 2 files\n{ws / 'src/b.py'}\n{ws / 'src/a.py'}"
+    text, _, _ = await agent.call("Grep", pattern="NEEDLE 5", **{"-i": True, "output_mode": "content"})
+    assert text == f"{ws / 'src/c.ts'}:2:    return 'needle 5'"
+    text, _, _ = await agent.call("Grep", pattern="needle 4", output_mode="content", **{"-B": 1, "-n": False})
+    assert text == f"{ws / 'top.py'}-def f4():\n{ws / 'top.py'}:    return 'needle 4'"
+    text, _, _ = await agent.call("Grep", pattern="needle", output_mode="count", type="py")
+    assert "Found 3 total occurrences across 3 files." in text
+    text, _, _ = await agent.call("Grep", pattern="needle", glob="*.ts", output_mode="content")
+    assert text == f"{ws / 'src/c.ts'}:2:    return 'needle 5'"
+    text, _, _ = await agent.call("Grep", pattern=r"f0\(\):\n\s+return", multiline=True)
+    assert text == f"Found 1 file\n{ws / 'src/a.py'}"
+    text, _, out = await agent.call("Grep", pattern="needle", output_mode="content", head_limit=1, offset=1)
+    assert len(text.split("\n\n")[0].split("\n")) == 1 and "Use offset=2" in text
+    text, err, _ = await agent.call("Grep", pattern="(unclosed")
+    assert err and text.startswith("Grep failed:")
+    text, _, _ = await agent.call("Grep", pattern="-x-not-there")
+    assert text == "No files found"
+
+
+def test_paths_canonicalised(tmp_path: Path) -> None:
+    ws = (tmp_path / "ws").resolve()
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "f.txt").write_text("x")
+    (tmp_path / "out").mkdir()
+    (ws / "escape").symlink_to(tmp_path / "out")
+    session = SimpleNamespace(cwd=ws, within_roots=lambda p: p == ws or p.is_relative_to(ws))
+    r = resolve_path(f"{ws}/sub/../sub/f.txt", session)  # type: ignore[arg-type]
+    assert r.path == ws / "sub" / "f.txt" and r.inside_roots and r.kind == "file"
+    assert resolve_path(f"{ws}/escape/new.txt", session).inside_roots is False  # type: ignore[arg-type]
+    assert resolve_path(f"{ws}/sub%2F..%2F..%2Fout", session).path == tmp_path.resolve() / "out"  # type: ignore[arg-type]
+    assert resolve_path(f"{ws}\u2215sub\u2215f.txt", session).path == ws / "sub" / "f.txt"  # type: ignore[arg-type]
+    assert resolve_path(f"{ws}\uff0fsub\uff0f\uff0e\uff0e\uff0fsub/f.txt", session).path == ws / "sub" / "f.txt"  # type: ignore[arg-type]
+    assert resolve_path((ws / "sub" / "f.txt").as_uri(), session).kind == "file"  # type: ignore[arg-type]
+    with pytest.raises(ToolError, match=f"Did you mean {ws}/sub/f.txt"):
+        resolve_path("sub/f.txt", session)  # type: ignore[arg-type]
+    with pytest.raises(ToolError, match="NUL"):
+        resolve_path(f"{ws}/a\x00b", session)  # type: ignore[arg-type]
+
+
+def test_diffs_hunks_and_partial_apply() -> None:
+    old = "".join(f"line {i}\n" for i in range(1, 41))
+    new = old.replace("line 5\n", "line five\n").replace("line 30\n", "line thirty\nline 30.5\n")
+    d = make_diff(old, new, "f.txt")
+    assert d.hunk_dicts() == [{"index": 0, "oldStart": 2, "oldLines": 7, "newStart": 2, "newLines": 7},
+                              {"index": 1, "oldStart": 27, "oldLines": 7, "newStart": 27, "newLines": 8}]
+    assert "@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n-line 5\n+line five\n" in d.unified
+    assert apply_hunks(old, new, [1]) == old.replace("line 30\n", "line thirty\nline 30.5\n")
+    assert apply_hunks(old, new, [0, 1]) == new and apply_hunks(old, new, []) == old
+    rnd = random.Random(3)
+    for _ in range(300):
+        a = [rnd.choice("abc") + "\n" for _ in range(rnd.randint(0, 25))]
+        b = list(a)
+        for _ in range(3):
+            if b and rnd.random() < 0.5:
+                b.pop(rnd.randrange(len(b)))
+            else:
+                b.insert(rnd.randint(0, len(b)), "z\n")
+        A, B = "".join(a), "".join(b)
+        n = len(make_diff(A, B, "x").hunks)
+        for k in range(n):
+            part = apply_hunks(A, B, [k])
+            assert len(make_diff(A, part, "x").hunks) == 1
+        assert apply_hunks(A, B, range(n)) == B
