@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import watchfiles
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -182,7 +183,8 @@ def _json_converter() -> cattrs.Converter:
 
 CLIENT_CAPABILITIES: dict[str, Any] = {
     "general": {"positionEncodings": ["utf-16"]},
-    "workspace": {"configuration": False, "workspaceFolders": True, "symbol": {"dynamicRegistration": False}},
+    "workspace": {"configuration": False, "workspaceFolders": True, "symbol": {"dynamicRegistration": False},
+                  "didChangeWatchedFiles": {"dynamicRegistration": False}},
     "textDocument": {
         "synchronization": {"dynamicRegistration": False, "didSave": False},
         "definition": {"linkSupport": True},
@@ -196,6 +198,13 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
     "window": {"workDoneProgress": False},
 }
 
+
+# Files whose change on disk is forwarded to the server (besides its languages' extensions).
+CONFIG_FILES = frozenset({"pyrightconfig.json", "pyproject.toml", "setup.cfg", "tsconfig.json",
+                          "jsconfig.json", "package.json"})
+SKIPPED_DIRS = frozenset({".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", ".mypy_cache",
+                          ".pytest_cache", ".ruff_cache", ".tox"})
+_CHANGE_TYPES = {watchfiles.Change.added: 1, watchfiles.Change.modified: 2, watchfiles.Change.deleted: 3}
 
 # Server-to-client requests we answer with null, and notifications we drop.
 NULL_ANSWERED = ("client/registerCapability", "client/unregisterCapability",
@@ -246,6 +255,10 @@ class ManagedServer:
         self._process: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._dead = False
+        self._watch_task: asyncio.Task[None] | None = None
+        self._watch_stop = asyncio.Event()
+        # How many file changes were forwarded as workspace/didChangeWatchedFiles.
+        self.watched_changes = 0
         self._register_handlers()
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -275,6 +288,7 @@ class ManagedServer:
         }, time_limit=INITIALIZE_TIMEOUT)
         self.capabilities = (result or {}).get("capabilities") or {}
         self.notify("initialized", {})
+        self._watch_task = asyncio.create_task(self._watch())
 
     async def close(self) -> None:
         """Polite shutdown, then SIGKILL to the whole process group if it does not exit in time."""
@@ -292,7 +306,8 @@ class ManagedServer:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(process.wait(), SHUTDOWN_GRACE)
         self.client._stop_event.set()
-        tasks = [t for t in [*self.client._async_tasks, self._stderr_task] if t is not None]
+        self._watch_stop.set()
+        tasks = [t for t in [*self.client._async_tasks, self._stderr_task, self._watch_task] if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -316,6 +331,25 @@ class ManagedServer:
             text = line.decode("utf-8", "replace").rstrip()
             self.stderr_tail.append(text)
             log.debug("[%s] %s", self.spec.language, text)
+
+    async def _watch(self) -> None:
+        """Forward disk changes of files the server has not open (it reads those from disk)."""
+        try:
+            async for changes in watchfiles.awatch(self.root, watch_filter=self._watched, step=20,
+                                                   debounce=400, stop_event=self._watch_stop):
+                events = [{"uri": Path(p).as_uri(), "type": _CHANGE_TYPES[c]} for c, p in sorted(changes)
+                          if Path(p).as_uri() not in self.documents]
+                if events and self.alive:
+                    self.notify("workspace/didChangeWatchedFiles", {"changes": events})
+                    self.watched_changes += len(events)
+        except (ServerDied, RuntimeError, OSError) as exc:
+            log.debug("file watcher for the %s server stopped: %s", self.spec.language, exc)
+
+    def _watched(self, change: watchfiles.Change, raw: str) -> bool:
+        path = Path(raw)
+        if any(part in SKIPPED_DIRS for part in path.parts):
+            return False
+        return path.suffix.lower() in self.spec.extensions or path.name in CONFIG_FILES
 
     # ---- messages -------------------------------------------------------------------------
     async def request(self, method: str, params: Any, time_limit: float = REQUEST_TIMEOUT) -> Any:
