@@ -309,6 +309,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        with contextlib.suppress(OSError):  # events must not wait for Nagle's algorithm
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.scripted._track(self.connection, True)
 
     def finish(self) -> None:
@@ -408,8 +412,9 @@ class _Handler(BaseHTTPRequestHandler):
                 and index >= cut_after
                 and event["type"] not in ("message_start", "ping")
             ):
+                self._flush()
                 raise _Dropped
-            self._send_event(event)
+            self._send_event(event, flush=chunk_delay > 0 or event["type"] == "ping")
             self.scripted._sleep(chunk_delay)
         self._end_sse()
 
@@ -460,16 +465,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", self.scripted._new_id("req"))
         self.end_headers()
 
-    def _send_event(self, payload: dict[str, Any], name: str | None = None) -> None:
+    def _send_event(self, payload: dict[str, Any], name: str | None = None, flush: bool = False) -> None:
+        """Queue one SSE event as an HTTP chunk; written at once when ``flush`` or when 16 KiB are queued."""
         data = f"event: {name or payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
-        self._write_chunk(data)
+        frame = b"%x\r\n%s\r\n" % (len(data), data)
+        self._pending.append(frame)
+        self._pending_size += len(frame)
+        if flush or self._pending_size >= 16384:
+            self._flush()
 
     def _end_sse(self) -> None:
-        self._write_chunk(b"")
+        self._pending.append(b"0\r\n\r\n")
+        self._flush()
 
-    def _write_chunk(self, data: bytes) -> None:
+    def _flush(self) -> None:
+        data = b"".join(self._pending)
+        self._pending.clear()
+        self._pending_size = 0
         try:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.write(data)
         except OSError as exc:  # client went away (cancel): stop this response quietly
             self.close_connection = True
             raise _Dropped from exc
