@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sidecar.agent.model import ModelClient, ModelError, ModelReply, StreamCallbacks
+from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
 
 if TYPE_CHECKING:
@@ -101,9 +102,15 @@ class AgentLoop:
     # ---- request shape -----------------------------------------------------------------
     def tool_definitions(self) -> list[dict[str, Any]]:
         if self._tool_defs is None:  # fixed for the agent's life: part of the cached prefix
-            defs = [t.api_definition() for t in self.registry.all()]
-            if defs:
-                defs[-1] = {**defs[-1], "cache_control": CACHE}
+            from sidecar.tools.toolsearch import deferred_tool_names
+
+            # Over the budget, deferrable tools go with defer_loading (sidecar.tools.toolsearch).
+            deferred = deferred_tool_names(self.registry, self.session)
+            defs = [{**t.api_definition(), "defer_loading": True} if t.name in deferred else t.api_definition()
+                    for t in self.registry.all() if t.name != "ToolSearch" or deferred]
+            loaded = [i for i, d in enumerate(defs) if not d.get("defer_loading")]
+            if loaded:
+                defs[loaded[-1]] = {**defs[loaded[-1]], "cache_control": CACHE}
             self._tool_defs = defs
         return self._tool_defs
 
@@ -120,6 +127,9 @@ class AgentLoop:
         tools = self.tool_definitions()
         if tools:
             params["tools"] = tools
+            if any(t.get("defer_loading") for t in tools):
+                from sidecar.tools.toolsearch import BETA
+                params["extra_headers"] = {"anthropic-beta": BETA}
         return params
 
     def take_reminders(self) -> list[dict[str, Any]]:
@@ -131,12 +141,27 @@ class AgentLoop:
 
     # ---- the loop -----------------------------------------------------------------------
     async def run(self, user_content: list[dict[str, Any]]) -> StopReason:
-        self.conversation.append({"role": "user", "content": [*user_content, *self.take_reminders()]})
+        hook_context: list[dict[str, Any]] = []
+        if self.label is None:  # UserPromptSubmit hooks: may drop the prompt or add context
+            prompt = "\n".join(str(b.get("text", "")) for b in user_content if b.get("type") == "text")
+            submitted = await run_user_prompt_submit(self.session, prompt)
+            if submitted.blocked or submitted.stop:
+                why = submitted.message or submitted.stop_reason or "no reason given"
+                await self._send_chunk("agent_message_chunk",
+                                       f"A UserPromptSubmit hook blocked this prompt: {why}")
+                return "end_turn"
+            hook_context = [{"type": "text", "text": f"<system-reminder>\n{c}\n</system-reminder>"}
+                            for c in submitted.context]
+        self.conversation.append(
+            {"role": "user", "content": [*user_content, *hook_context, *self.take_reminders()]})
         stats = TurnStats()
+        stop_hook_active = False
         try:
             while True:
                 if stats.requests >= self.model.settings.max_requests_per_turn:
                     return "max_turn_requests"
+                for hook in self.session.services.get("before_model_request", ()):
+                    await hook(self)  # e.g. compaction near the context window (sidecar.agent.compaction)
                 stats.requests += 1
                 reply = await self._model_turn()
                 self.conversation.append({"role": "assistant", "content": reply.content})
@@ -149,6 +174,8 @@ class AgentLoop:
                     stats.tool_calls += len(results)
                     self.conversation.append(
                         {"role": "user", "content": [r.to_api() for r in results] + self.take_reminders()})
+                    if any(r.output.metadata.get("end_turn") for r in results):
+                        return "end_turn"  # e.g. the user dismissed a question: wait for them
                     continue
                 if tool_uses:  # cut off mid-call (max_tokens): close the calls so the history stays valid
                     self.conversation.append({"role": "user", "content": [
@@ -157,6 +184,13 @@ class AgentLoop:
                         for b in tool_uses]})
                 if reply.stop_reason in ("max_tokens", "refusal"):
                     return reply.stop_reason
+                if self.label is None:  # Stop hooks: a blocking one sends the agent back to work
+                    keep_going = await run_stop(self.session, stop_hook_active)
+                    if keep_going:
+                        stop_hook_active = True
+                        self.conversation.append({"role": "user", "content": [
+                            {"type": "text", "text": f"Stop hook feedback: {keep_going}"}]})
+                        continue
                 return "end_turn"
         except asyncio.CancelledError:
             self._close_dangling_tool_uses("The user cancelled the turn; this call did not complete.")
@@ -185,14 +219,9 @@ class AgentLoop:
             if self.stream_to_client:
                 await thought_out.add(t)
 
-        async def on_block(block: dict[str, Any]) -> None:
-            if block.get("type") == "tool_use":
-                await text_out.flush()
-                await self.dispatcher.announce(ToolCall(block["id"], block["name"], block.get("input") or {}))
-
         try:
             reply = await self.model.stream(self.build_request(),
-                                            StreamCallbacks(on_text=on_text, on_thinking=on_thinking, on_block=on_block))
+                                            StreamCallbacks(on_text=on_text, on_thinking=on_thinking))
         except ModelError as exc:
             await text_out.flush()
             await self._send_chunk("agent_message_chunk", f"\n\n{exc}")
@@ -217,6 +246,9 @@ class AgentLoop:
     async def _run_tools(self, tool_uses: list[dict[str, Any]]) -> list[ToolCallResult]:
         """Concurrency-safe calls that are adjacent run together; the rest one at a time. Results in call order."""
         calls = [ToolCall(b["id"], b["name"], b.get("input") or {}) for b in tool_uses]
+        # Announced once the message is complete: a stream that fails and is retried shows no phantom calls.
+        for call in calls:
+            await self.dispatcher.announce(call)
         results: list[ToolCallResult] = []
         batch: list[ToolCall] = []
 

@@ -21,6 +21,7 @@ from sidecar.agent.loop import AgentLoop, Conversation
 from sidecar.agent.model import ModelClient, ModelError
 from sidecar.agent.prompt import build_system_prompt
 from sidecar.permissions.gate import MODES
+from sidecar.permissions.hooks import run_session_start
 from sidecar.server.content import prompt_to_api, replay_updates
 from sidecar.server.session import ClientChannel, RpcError, Session, new_session_id
 from sidecar.server.store import SessionStore
@@ -146,6 +147,8 @@ class SessionCore:
         session.services["registry"] = ToolRegistry(builtin_tools())
         session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots)
         self.sessions[session.id] = session
+        for context in await run_session_start(session, "resume" if session.history else "startup"):
+            session.add_notice(context)  # SessionStart hooks' output reaches the model with the next request
         for hook in self.on_session_start:
             try:
                 await hook(session)

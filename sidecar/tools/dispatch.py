@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sidecar.permissions.hooks import run_post_tool_use, run_pre_tool_use
 from sidecar.secrets import redact
 from sidecar.tools.base import ImageBlock, TextBlock, Tool, ToolError, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
@@ -150,10 +151,14 @@ class Dispatcher:
                 raise ToolError(f"No tool named {call.name!r}. Available tools: {available}.")
             inp = parse_input(tool, call.input)
             await tool.validate(inp, ctx)
+            await run_pre_tool_use(ctx, tool.name, call.input)  # may block; its allow/ask feeds the gate
             await tool.check_permission(inp, ctx)
             await self.session.send_update({
                 "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress"})
             output = await tool.run(inp, ctx)
+            hook_note = await run_post_tool_use(ctx, tool.name, call.input, output.joined_text())
+            if hook_note:
+                output.blocks.append(TextBlock(hook_note))
         except ToolError as exc:
             output = ToolOutput.text(exc.message, is_error=True, metadata=exc.metadata)
         except asyncio.CancelledError:
