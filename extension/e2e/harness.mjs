@@ -1,0 +1,238 @@
+// The end-to-end harness: a scripted model server, code-server on 127.0.0.1 with the built .vsix
+// installed, and headless Debian Chromium driven by playwright-core. Everything lives in one temp dir.
+import { spawn, execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const extensionDir = path.dirname(here);
+export const repoRoot = path.dirname(extensionDir);
+export const python = process.env.SIDECAR_PYTHON ?? path.join(repoRoot, '.venv', 'bin', 'python');
+export const artifacts = path.join(repoRoot, 'artifacts', 'e2e');
+const codeServer =
+  process.env.CODE_SERVER ?? path.join(extensionDir, '.e2e-cache', 'code-server-4.100.3', 'node_modules', '.bin', 'code-server');
+const vsix = path.join(extensionDir, 'dist', 'sidecar-vscode.vsix');
+
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+];
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a child whose output goes to a log file; returns it with a stop() that ends its process group. */
+function spawnLogged(name, command, args, options) {
+  const log = fs.openSync(path.join(options.logDir, `${name}.log`), 'a');
+  const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', options.pipeStdout ? 'pipe' : log, log] });
+  child.stopGroup = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const exited = once(child, 'exit');
+    const t = sleep(5000).then(() => 'timeout');
+    if ((await Promise.race([exited, t])) === 'timeout') {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  return child;
+}
+
+async function waitForHttp(url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch {
+      /* not yet */
+    }
+    await sleep(250);
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+export class Harness {
+  constructor() {
+    this.root = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-e2e-'));
+    this.workspace = path.join(this.root, 'workspace');
+    this.logDir = path.join(this.root, 'logs');
+    this.children = [];
+    this.shot = 0;
+    fs.mkdirSync(this.workspace, { recursive: true });
+    fs.mkdirSync(this.logDir, { recursive: true });
+    fs.mkdirSync(artifacts, { recursive: true });
+  }
+
+  /** Starts the scripted model server on a script (a list of turns) and returns its base URL. */
+  async startModel(turns) {
+    const script = path.join(this.root, 'turns.json');
+    fs.writeFileSync(script, JSON.stringify(turns, null, 2));
+    const child = spawnLogged('model', python, ['-m', 'sidecar.testing.scripted_server', '--script', script, '--log'], {
+      cwd: repoRoot,
+      logDir: this.logDir,
+      pipeStdout: true,
+    });
+    this.children.push(child);
+    let buf = '';
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the scripted model server printed no URL')), 20000);
+      child.stdout.on('data', (d) => {
+        buf += d.toString();
+        const nl = buf.indexOf('\n');
+        if (nl >= 0) {
+          clearTimeout(timer);
+          resolve(buf.slice(0, nl).trim());
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`the scripted model server exited (${code})`)));
+    });
+    child.stdout.resume();
+    this.modelUrl = url;
+    return url;
+  }
+
+  /** User settings, the .vsix installed offline, code-server serving on loopback. */
+  async startCodeServer(settings = {}) {
+    const userData = path.join(this.root, 'user-data');
+    const extensions = path.join(this.root, 'extensions');
+    const userDir = path.join(userData, 'User');
+    fs.mkdirSync(userDir, { recursive: true });
+    fs.writeFileSync(
+      path.join(userDir, 'settings.json'),
+      JSON.stringify(
+        {
+          'security.workspace.trust.enabled': false,
+          'workbench.startupEditor': 'none',
+          'workbench.tips.enabled': false,
+          'workbench.enableExperiments': false,
+          'telemetry.telemetryLevel': 'off',
+          'extensions.autoUpdate': false,
+          'extensions.autoCheckUpdates': false,
+          'update.mode': 'none',
+          'editor.codeLens': true,
+          'diffEditor.codeLens': true,
+          'diffEditor.renderSideBySide': true,
+          'window.dialogStyle': 'custom',
+          'files.autoSave': 'off',
+          'chat.commandCenter.enabled': false,
+          ...settings,
+        },
+        null,
+        2,
+      ),
+    );
+    const env = { ...process.env, XDG_CONFIG_HOME: path.join(this.root, 'xdg-config'), XDG_DATA_HOME: path.join(this.root, 'xdg-data') };
+    delete env.VSCODE_IPC_HOOK_CLI;
+    execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], {
+      env,
+      stdio: ['ignore', fs.openSync(path.join(this.logDir, 'install.log'), 'a'), fs.openSync(path.join(this.logDir, 'install.log'), 'a')],
+    });
+    this.port = await freePort();
+    const args = [
+      '--bind-addr', `127.0.0.1:${this.port}`,
+      '--auth', 'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      '--user-data-dir', userData,
+      '--extensions-dir', extensions,
+      this.workspace,
+    ];
+    const child = spawnLogged('code-server', codeServer, args, { cwd: this.workspace, env, logDir: this.logDir });
+    this.children.push(child);
+    await waitForHttp(`http://127.0.0.1:${this.port}/healthz`, 60000);
+  }
+
+  async openBrowser() {
+    this.browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS });
+    this.context = await this.browser.newContext({ viewport: { width: 1600, height: 1000 } });
+    this.page = await this.context.newPage();
+    this.page.on('pageerror', (e) => fs.appendFileSync(path.join(this.logDir, 'page.log'), `pageerror: ${e}\n`));
+    await this.page.goto(`http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}`);
+    await this.page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    // The extension is activated once its activity bar entry is there; open the chat view with it.
+    const item = this.page.locator('.activitybar .action-item a[aria-label^="Sidecar"]').first();
+    await item.waitFor({ state: 'visible', timeout: 90000 });
+    await item.click();
+    return this.page;
+  }
+
+  async screenshot(name) {
+    this.shot += 1;
+    const file = path.join(artifacts, `${String(this.shot).padStart(2, '0')}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  async close() {
+    if (this.browser) await this.browser.close().catch(() => undefined);
+    for (const c of this.children.reverse()) await c.stopGroup();
+    // Keep the logs with the screenshots.
+    const logsOut = path.join(artifacts, 'logs');
+    fs.mkdirSync(logsOut, { recursive: true });
+    for (const f of fs.readdirSync(this.logDir)) fs.copyFileSync(path.join(this.logDir, f), path.join(logsOut, f));
+    const extLogs = path.join(this.root, 'user-data', 'logs');
+    if (fs.existsSync(extLogs)) fs.cpSync(extLogs, path.join(logsOut, 'code-server-logs'), { recursive: true });
+    if (!process.env.SIDECAR_E2E_KEEP) fs.rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+// ------------------------------------------------------------------ workbench helpers
+
+/** Runs a command from the command palette by its label. */
+export async function runCommand(page, label) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${label}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  await row.waitFor({ state: 'visible', timeout: 15000 });
+  await input.press('Enter');
+}
+
+/** The chat webview's inner frame (VS Code nests the extension's document in iframe#active-frame). */
+export async function chatFrame(page) {
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      if (f.name() === 'active-frame' || f.url().includes('fake.html')) {
+        try {
+          if ((await f.locator('#transcript').count()) > 0) return f;
+        } catch {
+          /* frame detached */
+        }
+      }
+    }
+    await sleep(250);
+  }
+  throw new Error('the chat webview did not appear');
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs what the extension's end-to-end suite needs on a fresh Debian machine (run as root):
+# Debian chromium / libkrb5-dev / ripgrep, then code-server 4.100.3 from npm into a cache folder.
+# Idempotent: every step is skipped when its result is already there.
+set -euo pipefail
+
+CODE_SERVER_VERSION=4.100.3
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+EXT_DIR="$(dirname "$HERE")"
+CACHE_DIR="${SIDECAR_E2E_CACHE:-$EXT_DIR/.e2e-cache}"
+CS_PREFIX="$CACHE_DIR/code-server-$CODE_SERVER_VERSION"
+
+need_apt=()
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+[ -x /usr/bin/rg ] || need_apt+=(ripgrep)
+dpkg -s libkrb5-dev >/dev/null 2>&1 || need_apt+=(libkrb5-dev)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  echo "setup-e2e: apt-get install ${need_apt[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" build-essential python3 pkg-config >/dev/null
+fi
+
+if [ ! -x "$CS_PREFIX/node_modules/.bin/code-server" ]; then
+  echo "setup-e2e: installing code-server $CODE_SERVER_VERSION into $CS_PREFIX" >&2
+  mkdir -p "$CS_PREFIX"
+  # @vscode/ripgrep downloads a binary at install time; seed its cache with Debian's rg so no download happens.
+  tmp="${TMPDIR:-/tmp}"
+  seed_dir="$tmp/vscode-ripgrep-cache-1.15.11"
+  seed="$seed_dir/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
+  if [ ! -f "$seed" ]; then
+    # the postinstall untars into bin/ and expects bin/rg, so rg sits at the archive root
+    mkdir -p "$seed_dir" "$tmp/rg-seed"
+    cp /usr/bin/rg "$tmp/rg-seed/rg"
+    tar -C "$tmp/rg-seed" -czf "$seed" rg
+  fi
+  # npm 11 runs dependency install scripts only for packages listed in allowScripts.
+  cat > "$CS_PREFIX/package.json" <<JSON
+{
+  "name": "sidecar-e2e-code-server",
+  "private": true,
+  "allowScripts": {
+    "code-server": true,
+    "@vscode/ripgrep": true,
+    "argon2": true,
+    "kerberos": true,
+    "@parcel/watcher": true,
+    "node-pty": true,
+    "@vscode/spdlog": true,
+    "@vscode/windows-registry": true,
+    "native-watchdog": true,
+    "@vscode/deviceid": true,
+    "@vscode/policy-watcher": true,
+    "@vscode/sqlite3": true,
+    "@vscode/native-watchdog": true,
+    "@vscode/windows-process-tree": true
+  }
+}
+JSON
+  (
+    cd "$CS_PREFIX"
+    npm_config_unsafe_perm=true npm_config_yes=true npm_config_update_notifier=false \
+      npm install --no-save --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >&2
+  )
+fi
+echo "$CS_PREFIX/node_modules/.bin/code-server"

@@ -1,0 +1,181 @@
+/**
+ * One object owns the language client, the views and every disposable. The client is rebuilt on
+ * restart; the handlers it serves are registered here, once per client.
+ */
+import * as vscode from 'vscode';
+import { LanguageClient, type LanguageClientOptions, type ServerOptions, State } from 'vscode-languageclient/node';
+import { askUser } from './handlers/askUser';
+import { diagnostics, lspQuery } from './handlers/lspQuery';
+import { requestPermission } from './handlers/permission';
+import { PROPOSAL_SCHEME, ProposalFileSystem, ReviewManager } from './handlers/reviewEdit';
+import { ChatView } from './panel/chatView';
+import { type Connection, Sessions } from './panel/sessions';
+import { Pending } from './pending';
+import {
+  type AgentCapabilities,
+  AskUser,
+  clientCapabilities,
+  Diagnostics,
+  LspQuery,
+  RequestPermission,
+  ReviewEdit,
+  SessionUpdateNotification,
+} from './protocol';
+import { PythonNotFound, resolvePython } from './python';
+import { readSettings, sidecarSettings } from './settings';
+
+export const API_KEY_SECRET = 'sidecar.anthropicApiKey';
+
+export class Ctx implements vscode.Disposable {
+  readonly output: vscode.LogOutputChannel;
+  readonly pending = new Pending();
+  readonly proposals = new ProposalFileSystem();
+  readonly reviews: ReviewManager;
+  readonly chat: ChatView;
+  readonly sessions: Sessions;
+  client: LanguageClient | undefined;
+  agentCapabilities: AgentCapabilities | undefined;
+  private clientDisposables: vscode.Disposable[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(readonly extCtx: vscode.ExtensionContext) {
+    this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
+    this.reviews = new ReviewManager(this.proposals);
+    this.chat = new ChatView(extCtx.extensionUri, {
+      mentionFile: () => vscode.commands.executeCommand('sidecar.mentionFile') as Promise<void>,
+      addSelection: () => vscode.commands.executeCommand('sidecar.addSelection') as Promise<void>,
+    });
+    this.sessions = new Sessions(this.chat, () => this.cwd(), readSettings().initialMode);
+    this.chat.sessions = this.sessions;
+    this.disposables.push(
+      this.output,
+      this.pending,
+      this.reviews,
+      vscode.window.registerWebviewViewProvider(ChatView.viewId, this.chat, { webviewOptions: { retainContextWhenHidden: true } }),
+      vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.proposals, { isCaseSensitive: true }),
+      vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this.reviews),
+      this.pending.onDidChange((n) => this.sessions.setPending(n)),
+    );
+  }
+
+  cwd(): string {
+    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
+  }
+
+  registerCommand(name: string, factory: (ctx: Ctx) => (...args: never[]) => unknown): void {
+    this.disposables.push(vscode.commands.registerCommand(`sidecar.${name}`, factory(this)));
+  }
+
+  private connection(client: LanguageClient): Connection {
+    return {
+      sendRequest: (type, params) => client.sendRequest(type.method, params),
+      sendNotification: (type, params) => client.sendNotification(type.method, params),
+    };
+  }
+
+  async start(): Promise<void> {
+    const settings = readSettings();
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    let python: string;
+    try {
+      python = await resolvePython(settings.pythonPath, folders, this.extCtx.extensionPath);
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      this.output.error(message);
+      await this.sessions.attach(undefined);
+      this.chat.post({ type: 'error', message });
+      if (e instanceof PythonNotFound) {
+        void vscode.window.showErrorMessage(message, 'Open Settings').then((choice) => {
+          if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'sidecar.pythonPath');
+        });
+      }
+      return;
+    }
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    const key = await this.extCtx.secrets.get(API_KEY_SECRET);
+    if (key) env.ANTHROPIC_API_KEY = key;
+    if (settings.apiBaseUrl) env.ANTHROPIC_BASE_URL = settings.apiBaseUrl;
+    if (settings.model) env.SIDECAR_MODEL = settings.model;
+    if (settings.smallModel) env.SIDECAR_SMALL_MODEL = settings.smallModel;
+
+    // No `transport` field: plain stdio, without languageclient appending `--stdio` to the arguments.
+    const serverOptions: ServerOptions = {
+      command: python,
+      args: ['-m', 'sidecar', 'serve'],
+      options: { cwd: this.cwd(), env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      outputChannel: this.output,
+      initializationOptions: {
+        acp: { clientCapabilities: clientCapabilities() },
+        settings: sidecarSettings(settings),
+      },
+    };
+    this.output.info(`starting ${python} -m sidecar serve in ${this.cwd()}`);
+    const client = new LanguageClient('sidecar', 'Sidecar', serverOptions, clientOptions);
+    this.client = client;
+    this.registerHandlers(client);
+    try {
+      await client.start();
+    } catch (e) {
+      const message = `The agent failed to start: ${e instanceof Error ? e.message : String(e)}`;
+      this.output.error(message);
+      this.chat.post({ type: 'error', message });
+      await this.sessions.attach(undefined);
+      return;
+    }
+    const experimental = client.initializeResult?.capabilities.experimental as { acp?: AgentCapabilities } | undefined;
+    this.agentCapabilities = experimental?.acp;
+    this.output.info(`agent capabilities: ${JSON.stringify(this.agentCapabilities ?? null)}`);
+    await this.sessions.attach(this.connection(client));
+  }
+
+  private registerHandlers(client: LanguageClient): void {
+    const track = <T>(work: () => Promise<T>): Promise<T> => this.pending.track(work);
+    let wasRunning = false;
+    this.clientDisposables.push(
+      client.onNotification(SessionUpdateNotification.method, (n) => this.sessions.onUpdate(n)),
+      client.onRequest(RequestPermission.method, (p, token) => track(() => requestPermission(p, readSettings().approvalStyle, token))),
+      client.onRequest(ReviewEdit.method, (p, token) => track(() => this.reviews.review(p, token))),
+      client.onRequest(AskUser.method, (p, token) => track(() => askUser(p, token))),
+      client.onRequest(LspQuery.method, (p, token) => lspQuery(p, token)),
+      client.onRequest(Diagnostics.method, (p) => diagnostics(p)),
+      client.onDidChangeState((e) => {
+        if (e.newState === State.Stopped) {
+          this.reviews.cancelAll();
+          if (wasRunning) void this.sessions.attach(undefined);
+        } else if (e.newState === State.Running) {
+          // A restart after a crash: the open session reloads from its saved log.
+          if (wasRunning) void this.sessions.attach(this.connection(client));
+          wasRunning = true;
+        }
+      }),
+    );
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    for (const d of this.clientDisposables) d.dispose();
+    this.clientDisposables = [];
+    this.reviews.cancelAll();
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (e) {
+        this.output.warn(`stopping the agent: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}

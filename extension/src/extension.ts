@@ -1,0 +1,38 @@
+/** Activation only wires things: the Ctx owns the client and views, commands.ts has the commands. */
+import * as vscode from 'vscode';
+import * as commands from './commands';
+import { Ctx } from './ctx';
+import { RESTART_KEYS } from './settings';
+
+let ctx: Ctx | undefined;
+
+export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
+  ctx = new Ctx(extCtx);
+  extCtx.subscriptions.push(ctx);
+  ctx.registerCommand('newSession', commands.newSession);
+  ctx.registerCommand('resumeSession', commands.resumeSession);
+  ctx.registerCommand('cancel', commands.cancel);
+  ctx.registerCommand('setApiKey', commands.setApiKey);
+  ctx.registerCommand('clearApiKey', commands.clearApiKey);
+  ctx.registerCommand('restart', commands.restart);
+  ctx.registerCommand('showLog', commands.showLog);
+  ctx.registerCommand('mentionFile', commands.mentionFile);
+  ctx.registerCommand('addSelection', commands.addSelection);
+  ctx.registerCommand('review.accept', commands.reviewAccept);
+  ctx.registerCommand('review.reject', commands.reviewReject);
+  ctx.registerCommand('review.acceptHunk', commands.acceptHunk);
+  ctx.registerCommand('review.rejectHunk', commands.rejectHunk);
+  ctx.registerCommand('review.undoHunk', commands.undoHunk);
+  const current = ctx;
+  extCtx.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void current.restart();
+    }),
+  );
+  await ctx.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await ctx?.stop();
+  ctx = undefined;
+}

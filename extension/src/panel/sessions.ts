@@ -1,0 +1,204 @@
+/**
+ * The chat's session state and the ACP session methods behind it: new / load / list / prompt / cancel /
+ * set_mode. Transport-free: it talks to a `Connection` (the language client in the extension, a fake in
+ * tests) and to a `View` (the webview).
+ */
+import * as vscode from 'vscode';
+import {
+  type ContentBlock,
+  type ModeId,
+  type SessionInfo,
+  type SessionNotification,
+  SessionCancel,
+  SessionList,
+  SessionLoad,
+  SessionNew,
+  SessionPrompt,
+  SessionSetMode,
+  type StopReason,
+} from '../protocol';
+
+export interface Connection {
+  sendRequest<P, R>(type: { method: string } & object, params: P): Promise<R>;
+  sendNotification<P>(type: { method: string } & object, params: P): Promise<void>;
+}
+
+/** A piece of context the user attached to the next prompt. */
+export interface ContextItem {
+  kind: 'file' | 'selection';
+  uri: string;
+  label: string;
+  /** selection only */
+  text?: string;
+  startLine?: number;
+  endLine?: number;
+  languageId?: string;
+}
+
+export type ToView =
+  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; pending: number }
+  | { type: 'clear' }
+  | { type: 'update'; update: SessionNotification['update'] }
+  | { type: 'userPrompt'; text: string; context: ContextItem[] }
+  | { type: 'turnEnd'; stopReason: StopReason | 'error' }
+  | { type: 'addContext'; item: ContextItem }
+  | { type: 'error'; message: string };
+
+export interface View {
+  post(message: ToView): void;
+}
+
+/** The prompt's content blocks: the typed text, then each attached file as a link and selection as text. */
+export function promptBlocks(text: string, context: ContextItem[]): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  if (text.trim()) blocks.push({ type: 'text', text });
+  for (const c of context) {
+    if (c.kind === 'file') {
+      blocks.push({ type: 'resource_link', uri: c.uri, name: c.label });
+    } else {
+      const where = c.startLine !== undefined ? `lines ${c.startLine + 1}-${(c.endLine ?? c.startLine) + 1} of ` : '';
+      const fsPath = c.uri.startsWith('file:') ? vscode.Uri.parse(c.uri).fsPath : c.uri;
+      blocks.push({
+        type: 'text',
+        text: `Selected ${where}${fsPath}:\n\`\`\`${c.languageId ?? ''}\n${c.text ?? ''}\n\`\`\``,
+      });
+    }
+  }
+  return blocks;
+}
+
+export class Sessions {
+  sessionId: string | null = null;
+  mode: string;
+  busy = false;
+  ready = false;
+  pending = 0;
+  list: SessionInfo[] = [];
+  private connection: Connection | undefined;
+
+  constructor(
+    private readonly view: View,
+    private readonly cwd: () => string,
+    initialMode: ModeId,
+  ) {
+    this.mode = initialMode;
+  }
+
+  /** A (re)started sidecar: reload the open session from its saved log, or start one. */
+  async attach(connection: Connection | undefined): Promise<void> {
+    this.connection = connection;
+    this.ready = connection !== undefined;
+    this.busy = false;
+    this.pushState();
+    if (!connection) return;
+    await this.refreshList();
+    if (this.sessionId) await this.load(this.sessionId);
+  }
+
+  pushState(): void {
+    this.view.post({
+      type: 'state',
+      sessionId: this.sessionId,
+      sessions: this.list,
+      mode: this.mode,
+      busy: this.busy,
+      ready: this.ready,
+      pending: this.pending,
+    });
+  }
+
+  private conn(): Connection {
+    if (!this.connection) throw new Error('The agent is not running (see "Sidecar: Show Log").');
+    return this.connection;
+  }
+
+  async refreshList(): Promise<void> {
+    try {
+      const r = await this.conn().sendRequest<{ cwd: string }, { sessions: SessionInfo[] }>(SessionList, { cwd: this.cwd() });
+      this.list = r?.sessions ?? [];
+    } catch {
+      this.list = [];
+    }
+    this.pushState();
+  }
+
+  async newSession(): Promise<string> {
+    const r = await this.conn().sendRequest<object, { sessionId: string; modes?: { currentModeId: string } | null }>(SessionNew, {
+      cwd: this.cwd(),
+      mcpServers: [],
+    });
+    this.sessionId = r.sessionId;
+    this.view.post({ type: 'clear' });
+    const current = r.modes?.currentModeId;
+    if (current && current !== this.mode) {
+      await this.setMode(this.mode as ModeId);
+    } else if (current) {
+      this.mode = current;
+    }
+    this.pushState();
+    void this.refreshList();
+    return r.sessionId;
+  }
+
+  async load(sessionId: string): Promise<void> {
+    this.sessionId = sessionId;
+    this.view.post({ type: 'clear' });
+    this.pushState();
+    const r = await this.conn().sendRequest<object, { modes?: { currentModeId: string } | null } | null>(SessionLoad, {
+      sessionId,
+      cwd: this.cwd(),
+      mcpServers: [],
+    });
+    if (r?.modes?.currentModeId) this.mode = r.modes.currentModeId;
+    this.pushState();
+  }
+
+  async setMode(modeId: ModeId): Promise<void> {
+    this.mode = modeId;
+    if (this.sessionId && this.connection) {
+      await this.conn().sendRequest(SessionSetMode, { sessionId: this.sessionId, modeId });
+    }
+    this.pushState();
+  }
+
+  onUpdate(n: SessionNotification): void {
+    if (n.sessionId !== this.sessionId) return;
+    if (n.update.sessionUpdate === 'current_mode_update' && typeof n.update.currentModeId === 'string') {
+      this.mode = n.update.currentModeId;
+      this.pushState();
+    }
+    this.view.post({ type: 'update', update: n.update });
+  }
+
+  async prompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {
+    const blocks = promptBlocks(text, context);
+    if (blocks.length === 0) return 'end_turn';
+    if (!this.sessionId) await this.newSession();
+    const sessionId = this.sessionId as string;
+    this.view.post({ type: 'userPrompt', text, context });
+    this.busy = true;
+    this.pushState();
+    let stop: StopReason | 'error' = 'error';
+    try {
+      const r = await this.conn().sendRequest<object, { stopReason: StopReason }>(SessionPrompt, { sessionId, prompt: blocks });
+      stop = r.stopReason;
+    } catch (e) {
+      this.view.post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+    } finally {
+      this.busy = false;
+      this.view.post({ type: 'turnEnd', stopReason: stop });
+      this.pushState();
+      void this.refreshList();
+    }
+    return stop;
+  }
+
+  async cancel(): Promise<void> {
+    if (this.sessionId && this.connection) await this.conn().sendNotification(SessionCancel, { sessionId: this.sessionId });
+  }
+
+  setPending(n: number): void {
+    this.pending = n;
+    this.pushState();
+  }
+}

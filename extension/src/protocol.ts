@@ -1,0 +1,268 @@
+/**
+ * Every method the extension and the sidecar exchange over the LSP connection, declared once
+ * (DESIGN.md §3). The sidecar's own list is the contract; this file mirrors it.
+ *
+ * Direction is in the name of each group: "to the sidecar" are requests/notifications we send,
+ * "from the sidecar" are requests we answer.
+ */
+import { NotificationType, RequestType } from 'vscode-languageclient/node';
+
+// ---------------------------------------------------------------- ACP shapes (the parts we use)
+
+export type ModeId = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+export const MODE_IDS: readonly ModeId[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'resource_link'; uri: string; name: string; mimeType?: string; title?: string }
+  | { type: 'resource'; resource: { uri: string; text: string; mimeType?: string } }
+  | { type: 'image'; data: string; mimeType: string };
+
+export interface SidecarClientMeta {
+  reviewEdit: boolean;
+  askUser: boolean;
+  lspQuery: boolean;
+  diagnostics: boolean;
+}
+
+export interface ClientCapabilities {
+  fs: { readTextFile: boolean; writeTextFile: boolean };
+  terminal: boolean;
+  _meta: { sidecar: SidecarClientMeta };
+}
+
+export interface AgentCapabilities {
+  loadSession?: boolean;
+  promptCapabilities?: { image?: boolean; audio?: boolean; embeddedContext?: boolean };
+  [key: string]: unknown;
+}
+
+export interface SessionMode {
+  id: string;
+  name: string;
+  description?: string;
+}
+
+export interface SessionModeState {
+  currentModeId: string;
+  availableModes: SessionMode[];
+}
+
+export interface NewSessionParams {
+  cwd: string;
+  mcpServers: unknown[];
+  additionalDirectories?: string[];
+}
+export interface NewSessionResult {
+  sessionId: string;
+  modes?: SessionModeState | null;
+}
+
+export interface LoadSessionParams {
+  sessionId: string;
+  cwd: string;
+  mcpServers: unknown[];
+}
+export interface LoadSessionResult {
+  modes?: SessionModeState | null;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  cwd?: string;
+  title?: string | null;
+  updatedAt?: string | null;
+}
+export interface ListSessionsParams {
+  cwd?: string;
+  cursor?: string;
+}
+export interface ListSessionsResult {
+  sessions: SessionInfo[];
+  nextCursor?: string | null;
+}
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled';
+export interface PromptParams {
+  sessionId: string;
+  prompt: ContentBlock[];
+}
+export interface PromptResult {
+  stopReason: StopReason;
+}
+
+export interface SetModeParams {
+  sessionId: string;
+  modeId: ModeId;
+}
+
+export interface CancelParams {
+  sessionId: string;
+}
+
+export interface ToolCallContent {
+  type: 'content' | 'diff' | 'terminal';
+  content?: ContentBlock;
+  path?: string;
+  oldText?: string | null;
+  newText?: string;
+  terminalId?: string;
+}
+
+export interface ToolCallLocation {
+  path: string;
+  line?: number | null;
+}
+
+export interface PlanEntry {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+  priority?: string;
+}
+
+/** `session/update`'s `update`: a discriminated union on `sessionUpdate`; unknown kinds pass through. */
+export interface SessionUpdate {
+  sessionUpdate: string;
+  content?: ContentBlock | ToolCallContent[];
+  toolCallId?: string;
+  title?: string | null;
+  kind?: string | null;
+  status?: string | null;
+  rawInput?: unknown;
+  rawOutput?: unknown;
+  locations?: ToolCallLocation[] | null;
+  entries?: PlanEntry[];
+  currentModeId?: string;
+  availableCommands?: { name: string; description: string }[];
+  used?: number;
+  size?: number;
+  [key: string]: unknown;
+}
+
+export interface SessionNotification {
+  sessionId: string;
+  update: SessionUpdate;
+}
+
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+}
+
+export interface RequestPermissionParams {
+  sessionId: string;
+  toolCall: {
+    toolCallId: string;
+    title?: string | null;
+    kind?: string | null;
+    rawInput?: unknown;
+    content?: ToolCallContent[] | null;
+    locations?: ToolCallLocation[] | null;
+  };
+  options: PermissionOption[];
+}
+export type RequestPermissionResult =
+  | { outcome: { outcome: 'selected'; optionId: string } }
+  | { outcome: { outcome: 'cancelled' } };
+
+// ---------------------------------------------------------------- sidecar extension methods
+
+export interface Hunk {
+  index: number;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
+export interface ReviewEditParams {
+  sessionId: string;
+  toolCallId: string;
+  path: string;
+  oldText: string | null;
+  newText: string;
+  unifiedDiff: string;
+  hunks: Hunk[];
+}
+export interface ReviewEditResult {
+  outcome: 'accepted' | 'rejected' | 'cancelled';
+  acceptedHunks?: number[];
+  finalText?: string;
+  feedback?: string;
+}
+
+export interface AskUserQuestion {
+  question: string;
+  header: string;
+  multiSelect: boolean;
+  options: { label: string; description: string }[];
+}
+export interface AskUserParams {
+  sessionId: string;
+  toolCallId: string;
+  questions: AskUserQuestion[];
+}
+export interface AskUserResult {
+  outcome: 'answered' | 'cancelled';
+  answers: Record<string, string[]>;
+}
+
+export type LspOperation =
+  | 'goToDefinition'
+  | 'findReferences'
+  | 'hover'
+  | 'documentSymbol'
+  | 'workspaceSymbol'
+  | 'goToImplementation'
+  | 'prepareCallHierarchy'
+  | 'incomingCalls'
+  | 'outgoingCalls';
+
+export interface LspQueryParams {
+  operation: LspOperation;
+  uri: string;
+  position?: { line: number; character: number };
+  query?: string;
+  item?: unknown;
+}
+export interface LspQueryResult {
+  result: unknown;
+}
+
+export interface DiagnosticsParams {
+  uris: string[];
+}
+export interface DiagnosticsResult {
+  items: { uri: string; diagnostics: unknown[] }[];
+}
+
+// ---------------------------------------------------------------- method table
+
+/** To the sidecar. */
+export const SessionNew = new RequestType<NewSessionParams, NewSessionResult, void>('session/new');
+export const SessionLoad = new RequestType<LoadSessionParams, LoadSessionResult | null, void>('session/load');
+export const SessionList = new RequestType<ListSessionsParams, ListSessionsResult, void>('session/list');
+export const SessionPrompt = new RequestType<PromptParams, PromptResult, void>('session/prompt');
+export const SessionSetMode = new RequestType<SetModeParams, unknown, void>('session/set_mode');
+export const SessionCancel = new NotificationType<CancelParams>('session/cancel');
+
+/** From the sidecar. */
+export const SessionUpdateNotification = new NotificationType<SessionNotification>('session/update');
+export const RequestPermission = new RequestType<RequestPermissionParams, RequestPermissionResult, void>(
+  'session/request_permission',
+);
+export const ReviewEdit = new RequestType<ReviewEditParams, ReviewEditResult, void>('_sidecar/review_edit');
+export const AskUser = new RequestType<AskUserParams, AskUserResult, void>('_sidecar/ask_user');
+export const LspQuery = new RequestType<LspQueryParams, LspQueryResult, void>('_sidecar/lsp_query');
+export const Diagnostics = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('_sidecar/diagnostics');
+
+/** What we tell the sidecar we can do (`initializationOptions.acp.clientCapabilities`). */
+export function clientCapabilities(): ClientCapabilities {
+  return {
+    // The sidecar reads files itself; unsaved buffers reach it through LSP text document sync.
+    fs: { readTextFile: false, writeTextFile: false },
+    terminal: false,
+    _meta: { sidecar: { reviewEdit: true, askUser: true, lspQuery: true, diagnostics: true } },
+  };
+}

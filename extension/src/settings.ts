@@ -1,0 +1,51 @@
+/** The `sidecar.*` settings, read in one place. */
+import * as vscode from 'vscode';
+import type { ModeId } from './protocol';
+
+export type ApprovalStyle = 'notification' | 'modal' | 'quickPick';
+
+export interface PermissionRules {
+  allow: string[];
+  ask: string[];
+  deny: string[];
+}
+
+export interface Settings {
+  pythonPath: string;
+  model: string;
+  smallModel: string;
+  apiBaseUrl: string;
+  initialMode: ModeId;
+  permissions: PermissionRules;
+  approvalStyle: ApprovalStyle;
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+export function readSettings(): Settings {
+  const c = vscode.workspace.getConfiguration('sidecar');
+  const perms = c.get<Partial<Record<keyof PermissionRules, unknown>>>('permissions') ?? {};
+  return {
+    pythonPath: c.get<string>('pythonPath') ?? '',
+    model: c.get<string>('model') ?? '',
+    smallModel: c.get<string>('smallModel') ?? '',
+    apiBaseUrl: c.get<string>('apiBaseUrl') ?? '',
+    initialMode: c.get<ModeId>('initialMode') ?? 'default',
+    permissions: { allow: strings(perms.allow), ask: strings(perms.ask), deny: strings(perms.deny) },
+    approvalStyle: c.get<ApprovalStyle>('approvalStyle') ?? 'notification',
+  };
+}
+
+/** What goes to the sidecar in `initializationOptions.settings` (empty strings mean "sidecar default"). */
+export function sidecarSettings(s: Settings): Record<string, unknown> {
+  const out: Record<string, unknown> = { permissions: s.permissions, initialMode: s.initialMode };
+  if (s.model) out.model = s.model;
+  if (s.smallModel) out.smallModel = s.smallModel;
+  if (s.apiBaseUrl) out.apiBaseUrl = s.apiBaseUrl;
+  return out;
+}
+
+/** Settings whose change needs the sidecar restarted (it reads them at start). */
+export const RESTART_KEYS = ['pythonPath', 'model', 'smallModel', 'apiBaseUrl', 'permissions'].map((k) => `sidecar.${k}`);
