@@ -80,6 +80,9 @@ DEFAULT_SERVERS: tuple[ServerSpec, ...] = (
         language_ids={".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
                       ".tsx": "typescriptreact", ".js": "javascript", ".mjs": "javascript",
                       ".cjs": "javascript", ".jsx": "javascriptreact"},
+        # Without this, requests made while the project loads go to tsserver's syntax-only server,
+        # which answers definitions and references with [] instead of waiting.
+        initialization_options={"tsserver": {"useSyntaxServer": "never"}},
         install_hint="`npm install --prefix tools/lsp typescript-language-server@5.3.0 typescript@5.9` "
                      "(or `npm install -D typescript-language-server typescript` in the project)",
     ),
@@ -213,7 +216,7 @@ NULL_ANSWERED = ("client/registerCapability", "client/unregisterCapability",
                  "workspace/semanticTokens/refresh", "workspace/inlayHint/refresh",
                  "workspace/codeLens/refresh")
 IGNORED_NOTIFICATIONS = ("window/logMessage", "window/showMessage", "$/progress", "telemetry/event",
-                         "$/logTrace")
+                         "$/logTrace", "$/typescriptVersion")
 
 
 class ServerDied(Exception):
