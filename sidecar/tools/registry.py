@@ -12,6 +12,8 @@ def builtin_tools() -> list[Tool[Any]]:
     from sidecar.tools.plan.exit_plan_mode import ExitPlanMode
 
     tools: list[Tool[Any]] = [ExitPlanMode()]
+    from sidecar.tools.web import WebFetch, WebSearch
+    tools += [WebFetch(), WebSearch()]
     from sidecar.tools.lsp.lsp import LSPTool
     tools += [LSPTool()]
     from sidecar.tools.files import file_tools
