@@ -32,8 +32,9 @@ class Verdict:
     reason: str
 
 
-def bash_request(analysis: Analysis, raw_input: dict[str, Any] | None = None,
-                 suggested_rule: str | None = None) -> PermissionRequest:
+def bash_request(
+    analysis: Analysis, raw_input: dict[str, Any] | None = None, suggested_rule: str | None = None
+) -> PermissionRequest:
     """The PermissionRequest the Bash tool sends for ``analysis`` (shared with ``bash.py``)."""
     return PermissionRequest(
         tool_name="Bash",
@@ -108,12 +109,16 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser = parser or argparse.ArgumentParser(
         prog="sidecar check-command",
         description="Explain how the Bash tool would parse, classify and permit a command "
-                    "without running it.")
+        "without running it.",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--cwd", type=Path, default=None, help="directory the command would run in")
-    parser.add_argument("--settings", type=Path, default=None,
-                        help="a Claude Code settings file whose permissions decide "
-                             "(default: the usual files)")
+    parser.add_argument(
+        "--settings",
+        type=Path,
+        default=None,
+        help="a Claude Code settings file whose permissions decide (default: the usual files)",
+    )
     parser.add_argument("command", help="the command, or - to read one command a line from stdin")
     return parser
 

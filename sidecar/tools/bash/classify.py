@@ -17,79 +17,581 @@ from pathlib import Path
 
 from sidecar.tools.bash.parse import ParsedCommand, Redirect, SimpleCommand, parse
 
-CLASSES = ("read-only", "write", "write-outside", "network", "process", "execute", "unknown", "destructive",
-           "catastrophic")
+CLASSES = (
+    "read-only",
+    "write",
+    "write-outside",
+    "network",
+    "process",
+    "execute",
+    "unknown",
+    "destructive",
+    "catastrophic",
+)
 _RANK = {c: i for i, c in enumerate(CLASSES)}
 
 # Read-only whatever their flags and arguments (also with arguments we cannot see: xargs, $VAR).
-FLAG_INSENSITIVE = frozenset({
-    "cat", "head", "tail", "wc", "ls", "dir", "vdir", "echo", "printf", "pwd", "true", "false", ":",
-    "basename", "dirname", "realpath", "readlink", "stat", "du", "df", "nl", "od", "hexdump", "strings",
-    "cut", "tr", "rev", "column", "fold", "paste", "comm", "cmp", "diff", "grep", "egrep", "fgrep", "tac",
-    "seq", "which", "whoami", "id", "groups", "uname", "printenv", "sha1sum", "sha224sum", "sha256sum",
-    "sha384sum", "sha512sum", "md5sum", "cksum", "b2sum", "sum", "base32", "base64", "test", "[", "expr",
-    "jq", "nproc", "tty", "uptime", "free", "ps", "pgrep", "pidof", "lsof", "whereis", "locate", "cd",
-    "pushd", "popd", "dirs", "sleep", "wait", "jobs", "type", "read", "getconf", "arch", "logname", "users",
-    "who", "w", "last", "zcat", "bzcat", "xzcat", "zgrep", "lscpu", "lsblk", "lsusb", "lspci", "mount_list",
-    "exit", "return", "break", "continue", "numfmt", "factor", "yes", "expand", "unexpand", "look",
-    "join", "fmt", "pr", "shuf", "tsort", "env_list", "hash", "ldd_list", "md5", "shasum", "sha256",
-    "diff3", "sdiff", "wdiff", "cal", "ncal", "vmstat", "iostat", "mpstat", "netstat", "ss", "uniq_list",
-})
+FLAG_INSENSITIVE = frozenset(
+    {
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "ls",
+        "dir",
+        "vdir",
+        "echo",
+        "printf",
+        "pwd",
+        "true",
+        "false",
+        ":",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "stat",
+        "du",
+        "df",
+        "nl",
+        "od",
+        "hexdump",
+        "strings",
+        "cut",
+        "tr",
+        "rev",
+        "column",
+        "fold",
+        "paste",
+        "comm",
+        "cmp",
+        "diff",
+        "grep",
+        "egrep",
+        "fgrep",
+        "tac",
+        "seq",
+        "which",
+        "whoami",
+        "id",
+        "groups",
+        "uname",
+        "printenv",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "md5sum",
+        "cksum",
+        "b2sum",
+        "sum",
+        "base32",
+        "base64",
+        "test",
+        "[",
+        "expr",
+        "jq",
+        "nproc",
+        "tty",
+        "uptime",
+        "free",
+        "ps",
+        "pgrep",
+        "pidof",
+        "lsof",
+        "whereis",
+        "locate",
+        "cd",
+        "pushd",
+        "popd",
+        "dirs",
+        "sleep",
+        "wait",
+        "jobs",
+        "type",
+        "read",
+        "getconf",
+        "arch",
+        "logname",
+        "users",
+        "who",
+        "w",
+        "last",
+        "zcat",
+        "bzcat",
+        "xzcat",
+        "zgrep",
+        "lscpu",
+        "lsblk",
+        "lsusb",
+        "lspci",
+        "mount_list",
+        "exit",
+        "return",
+        "break",
+        "continue",
+        "numfmt",
+        "factor",
+        "yes",
+        "expand",
+        "unexpand",
+        "look",
+        "join",
+        "fmt",
+        "pr",
+        "shuf",
+        "tsort",
+        "env_list",
+        "hash",
+        "ldd_list",
+        "md5",
+        "shasum",
+        "sha256",
+        "diff3",
+        "sdiff",
+        "wdiff",
+        "cal",
+        "ncal",
+        "vmstat",
+        "iostat",
+        "mpstat",
+        "netstat",
+        "ss",
+        "uniq_list",
+    }
+)
 # Read-only with literal arguments, after a flag check in ``_CHECKS``.
-INTERPRETERS = frozenset({
-    "python", "python2", "python3", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "luajit",
-    "Rscript", "R", "java", "julia", "scala", "kotlin", "swift", "groovy", "osascript", "pwsh", "powershell",
-    "tclsh", "wish", "irb", "ipython", "jshell", "ts-node", "tsx", "elixir", "erl", "ghci", "runghc",
-    "sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "source", ".", "exec", "eval",
-    "npx", "pnpx", "bunx", "uvx", "pipx", "make", "cmake", "ninja", "gradle", "gradlew", "mvn", "ant",
-    "pytest", "tox", "nox", "jest", "vitest", "mocha", "tsc", "eslint", "prettier", "black", "ruff", "mypy",
-    "cargo", "rustc", "go", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "javac", "dotnet",
-    "watch", "script", "expect", "parallel", "at", "batch", "vim", "vi", "nvim", "nano", "emacs", "code",
-    "open", "xdg-open", "gdb", "lldb", "strace", "ltrace", "valgrind", "docker", "podman", "kubectl_exec",
-    "sudo", "doas", "su", "runuser", "pkexec", "chroot", "unshare", "nsenter", "firejail", "bwrap",
-    "alias", "trap", "export", "unset", "declare", "typeset", "local", "readonly", "shopt", "ulimit",
-    "umask", "enable", "complete", "bind", "fc", "let", "coproc", "nc_exec", "flock", "setsid", "xvfb-run",
-    "env", "busybox", "ssh-agent", "dbus-launch", "systemd-run", "entr", "nodemon", "direnv",
-})
-NETWORK = frozenset({
-    "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp", "tftp", "ping",
-    "ping6", "dig", "nslookup", "host", "traceroute", "tracepath", "mtr", "http", "https", "httpie", "xh",
-    "aria2c", "gh", "glab", "hub", "nmap", "whois", "socat", "mosh", "lftp", "axel", "kubectl", "helm",
-    "aws", "gcloud", "az", "doctl", "heroku", "vercel", "netlify", "fly", "flyctl", "terraform", "pulumi",
-    "ansible", "ansible-playbook", "apt", "apt-get", "aptitude", "yum", "dnf", "apk", "pacman", "zypper",
-    "brew", "port", "snap", "flatpak", "gem", "bundle", "bundler", "composer", "conda", "mamba", "pip",
-    "pip3", "uv", "poetry", "pipenv", "npm", "yarn", "pnpm", "deno_install", "sdkmanager", "nix",
-    "git-lfs", "svn", "hg", "s3cmd", "gsutil", "rclone", "ngrok", "tailscale", "openssl_s_client",
-})
-PROCESS = frozenset({
-    "kill", "pkill", "killall", "skill", "renice", "systemctl", "service", "disown", "bg", "fg",
-    "launchctl", "crontab", "nohup_bg", "sysctl", "modprobe", "insmod", "rmmod", "swapon", "swapoff",
-    "mount", "umount", "iptables", "ip6tables", "nft", "ufw", "useradd", "userdel", "usermod", "groupadd",
-    "passwd", "chpasswd", "hostnamectl", "timedatectl", "loginctl", "journalctl_vacuum", "tmux", "screen",
-})
-WRITE = frozenset({
-    "cp", "mv", "touch", "mkdir", "rmdir", "ln", "install", "chmod", "chown", "chgrp", "tee", "truncate",
-    "patch", "split", "csplit", "zip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd",
-    "unzstd", "7z", "rar", "unrar", "mkfifo", "mknod", "mktemp", "setfacl", "chattr", "ar", "cpio",
-    "rename", "dos2unix", "unix2dos", "sponge", "link", "unlink", "tar", "unzip", "uniq", "sort",
-    "sed", "awk", "gawk", "mawk", "nawk", "yq", "xxd", "tree", "date", "hostname", "less", "more", "most",
-    "man", "history", "file", "rg", "fd", "fdfind", "find", "git", "ed", "ex",
-})
-DESTRUCTIVE = frozenset({"rm", "shred", "dd", "srm", "wipe", "fdisk", "sfdisk", "gdisk", "parted", "fstrim",
-                         "blkdiscard", "cryptsetup", "lvremove", "vgremove", "pvremove", "zpool", "zfs"})
+INTERPRETERS = frozenset(
+    {
+        "python",
+        "python2",
+        "python3",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "ruby",
+        "perl",
+        "php",
+        "lua",
+        "luajit",
+        "Rscript",
+        "R",
+        "java",
+        "julia",
+        "scala",
+        "kotlin",
+        "swift",
+        "groovy",
+        "osascript",
+        "pwsh",
+        "powershell",
+        "tclsh",
+        "wish",
+        "irb",
+        "ipython",
+        "jshell",
+        "ts-node",
+        "tsx",
+        "elixir",
+        "erl",
+        "ghci",
+        "runghc",
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "ash",
+        "fish",
+        "csh",
+        "tcsh",
+        "source",
+        ".",
+        "exec",
+        "eval",
+        "npx",
+        "pnpx",
+        "bunx",
+        "uvx",
+        "pipx",
+        "make",
+        "cmake",
+        "ninja",
+        "gradle",
+        "gradlew",
+        "mvn",
+        "ant",
+        "pytest",
+        "tox",
+        "nox",
+        "jest",
+        "vitest",
+        "mocha",
+        "tsc",
+        "eslint",
+        "prettier",
+        "black",
+        "ruff",
+        "mypy",
+        "cargo",
+        "rustc",
+        "go",
+        "gcc",
+        "g++",
+        "cc",
+        "c++",
+        "clang",
+        "clang++",
+        "ld",
+        "javac",
+        "dotnet",
+        "watch",
+        "script",
+        "expect",
+        "parallel",
+        "at",
+        "batch",
+        "vim",
+        "vi",
+        "nvim",
+        "nano",
+        "emacs",
+        "code",
+        "open",
+        "xdg-open",
+        "gdb",
+        "lldb",
+        "strace",
+        "ltrace",
+        "valgrind",
+        "docker",
+        "podman",
+        "kubectl_exec",
+        "sudo",
+        "doas",
+        "su",
+        "runuser",
+        "pkexec",
+        "chroot",
+        "unshare",
+        "nsenter",
+        "firejail",
+        "bwrap",
+        "alias",
+        "trap",
+        "export",
+        "unset",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "shopt",
+        "ulimit",
+        "umask",
+        "enable",
+        "complete",
+        "bind",
+        "fc",
+        "let",
+        "coproc",
+        "nc_exec",
+        "flock",
+        "setsid",
+        "xvfb-run",
+        "env",
+        "busybox",
+        "ssh-agent",
+        "dbus-launch",
+        "systemd-run",
+        "entr",
+        "nodemon",
+        "direnv",
+    }
+)
+NETWORK = frozenset(
+    {
+        "curl",
+        "wget",
+        "ssh",
+        "scp",
+        "sftp",
+        "rsync",
+        "nc",
+        "ncat",
+        "netcat",
+        "telnet",
+        "ftp",
+        "tftp",
+        "ping",
+        "ping6",
+        "dig",
+        "nslookup",
+        "host",
+        "traceroute",
+        "tracepath",
+        "mtr",
+        "http",
+        "https",
+        "httpie",
+        "xh",
+        "aria2c",
+        "gh",
+        "glab",
+        "hub",
+        "nmap",
+        "whois",
+        "socat",
+        "mosh",
+        "lftp",
+        "axel",
+        "kubectl",
+        "helm",
+        "aws",
+        "gcloud",
+        "az",
+        "doctl",
+        "heroku",
+        "vercel",
+        "netlify",
+        "fly",
+        "flyctl",
+        "terraform",
+        "pulumi",
+        "ansible",
+        "ansible-playbook",
+        "apt",
+        "apt-get",
+        "aptitude",
+        "yum",
+        "dnf",
+        "apk",
+        "pacman",
+        "zypper",
+        "brew",
+        "port",
+        "snap",
+        "flatpak",
+        "gem",
+        "bundle",
+        "bundler",
+        "composer",
+        "conda",
+        "mamba",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "pipenv",
+        "npm",
+        "yarn",
+        "pnpm",
+        "deno_install",
+        "sdkmanager",
+        "nix",
+        "git-lfs",
+        "svn",
+        "hg",
+        "s3cmd",
+        "gsutil",
+        "rclone",
+        "ngrok",
+        "tailscale",
+        "openssl_s_client",
+    }
+)
+PROCESS = frozenset(
+    {
+        "kill",
+        "pkill",
+        "killall",
+        "skill",
+        "renice",
+        "systemctl",
+        "service",
+        "disown",
+        "bg",
+        "fg",
+        "launchctl",
+        "crontab",
+        "nohup_bg",
+        "sysctl",
+        "modprobe",
+        "insmod",
+        "rmmod",
+        "swapon",
+        "swapoff",
+        "mount",
+        "umount",
+        "iptables",
+        "ip6tables",
+        "nft",
+        "ufw",
+        "useradd",
+        "userdel",
+        "usermod",
+        "groupadd",
+        "passwd",
+        "chpasswd",
+        "hostnamectl",
+        "timedatectl",
+        "loginctl",
+        "journalctl_vacuum",
+        "tmux",
+        "screen",
+    }
+)
+WRITE = frozenset(
+    {
+        "cp",
+        "mv",
+        "touch",
+        "mkdir",
+        "rmdir",
+        "ln",
+        "install",
+        "chmod",
+        "chown",
+        "chgrp",
+        "tee",
+        "truncate",
+        "patch",
+        "split",
+        "csplit",
+        "zip",
+        "gzip",
+        "gunzip",
+        "bzip2",
+        "bunzip2",
+        "xz",
+        "unxz",
+        "zstd",
+        "unzstd",
+        "7z",
+        "rar",
+        "unrar",
+        "mkfifo",
+        "mknod",
+        "mktemp",
+        "setfacl",
+        "chattr",
+        "ar",
+        "cpio",
+        "rename",
+        "dos2unix",
+        "unix2dos",
+        "sponge",
+        "link",
+        "unlink",
+        "tar",
+        "unzip",
+        "uniq",
+        "sort",
+        "sed",
+        "awk",
+        "gawk",
+        "mawk",
+        "nawk",
+        "yq",
+        "xxd",
+        "tree",
+        "date",
+        "hostname",
+        "less",
+        "more",
+        "most",
+        "man",
+        "history",
+        "file",
+        "rg",
+        "fd",
+        "fdfind",
+        "find",
+        "git",
+        "ed",
+        "ex",
+    }
+)
+DESTRUCTIVE = frozenset(
+    {
+        "rm",
+        "shred",
+        "dd",
+        "srm",
+        "wipe",
+        "fdisk",
+        "sfdisk",
+        "gdisk",
+        "parted",
+        "fstrim",
+        "blkdiscard",
+        "cryptsetup",
+        "lvremove",
+        "vgremove",
+        "pvremove",
+        "zpool",
+        "zfs",
+    }
+)
 CATASTROPHIC_NAMES = frozenset({"shutdown", "reboot", "halt", "poweroff", "mkswap", "wipefs", "mke2fs"})
 
-SAFE_ENV_VARS = frozenset({
-    "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS", "LINES", "NODE_ENV",
-    "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "CI", "DEBUG",
-    "CLICOLOR", "CLICOLOR_FORCE", "GREP_COLOR", "GREP_COLORS", "LS_COLORS", "TIME_STYLE", "COLORTERM",
-})
-SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2",
-                          "/dev/zero"})
+SAFE_ENV_VARS = frozenset(
+    {
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "TERM",
+        "COLUMNS",
+        "LINES",
+        "NODE_ENV",
+        "RUST_BACKTRACE",
+        "RUST_LOG",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "CI",
+        "DEBUG",
+        "CLICOLOR",
+        "CLICOLOR_FORCE",
+        "GREP_COLOR",
+        "GREP_COLORS",
+        "LS_COLORS",
+        "TIME_STYLE",
+        "COLORTERM",
+    }
+)
+SAFE_DEVICES = frozenset(
+    {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2", "/dev/zero"}
+)
 _BLOCK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|md|loop|dm-|sr|rdisk)")
-SYSTEM_DIRS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt",
-                         "/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/System", "/Users",
-                         "/Library", "/Applications", "/private"})
+SYSTEM_DIRS = frozenset(
+    {
+        "/",
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/opt",
+        "/proc",
+        "/root",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/usr",
+        "/var",
+        "/System",
+        "/Users",
+        "/Library",
+        "/Applications",
+        "/private",
+    }
+)
 _FORK_BOMB = re.compile(r"(\b\w+\b|:)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
 
 
@@ -132,6 +634,7 @@ class Analysis:
 
 
 # ---- flag helpers ---------------------------------------------------------------------------------
+
 
 def _short_flags(args: list[str]) -> set[str]:
     """Single-letter flags of ``-abc`` clusters (before ``--``)."""
@@ -184,11 +687,17 @@ def _check_sed(args: list[str]) -> Verdict:
     has_e = False
     while i < len(args):
         a = args[i]
-        if a in ("-i", "--in-place") or (a.startswith("-") and not a.startswith("--") and "i" in a[1:]) \
-                or a.startswith("--in-place"):
+        if (
+            a in ("-i", "--in-place")
+            or (a.startswith("-") and not a.startswith("--") and "i" in a[1:])
+            or a.startswith("--in-place")
+        ):
             return ("write", "sed -i edits files in place")
-        if a in ("-f", "--file") or a.startswith("--file=") or (a.startswith("-") and not a.startswith("--")
-                                                                 and "f" in a[1:]):
+        if (
+            a in ("-f", "--file")
+            or a.startswith("--file=")
+            or (a.startswith("-") and not a.startswith("--") and "f" in a[1:])
+        ):
             return ("execute", "sed script file not inspected")
         if a in ("-e", "--expression"):
             has_e = True
@@ -283,8 +792,9 @@ def _check_awk(args: list[str]) -> Verdict:
     i = 0
     while i < len(args):
         a = args[i]
-        if a in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load") or \
-                a.startswith(("--file=", "--exec=", "--include=", "--load=")):
+        if a in ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load") or a.startswith(
+            ("--file=", "--exec=", "--include=", "--load=")
+        ):
             return ("execute", "awk program file or extension not inspected")
         if a in ("-v", "-F", "--assign", "--field-separator"):
             i += 2
@@ -304,18 +814,75 @@ def _check_awk(args: list[str]) -> Verdict:
     return None
 
 
-_GIT_READ = frozenset({
-    "status", "log", "diff", "show", "rev-parse", "describe", "ls-files", "ls-tree", "blame", "annotate",
-    "shortlog", "cat-file", "grep", "whatchanged", "rev-list", "name-rev", "merge-base", "show-ref",
-    "for-each-ref", "count-objects", "check-ignore", "check-attr", "diff-tree", "diff-files", "diff-index",
-    "show-branch", "cherry", "verify-commit", "verify-tag", "range-diff", "version", "var", "ls-remote_",
-})
-_GIT_NETWORK = frozenset({"fetch", "pull", "push", "clone", "ls-remote", "submodule", "remote-update",
-                          "send-email", "request-pull", "archive-remote", "lfs", "svn"})
+_GIT_READ = frozenset(
+    {
+        "status",
+        "log",
+        "diff",
+        "show",
+        "rev-parse",
+        "describe",
+        "ls-files",
+        "ls-tree",
+        "blame",
+        "annotate",
+        "shortlog",
+        "cat-file",
+        "grep",
+        "whatchanged",
+        "rev-list",
+        "name-rev",
+        "merge-base",
+        "show-ref",
+        "for-each-ref",
+        "count-objects",
+        "check-ignore",
+        "check-attr",
+        "diff-tree",
+        "diff-files",
+        "diff-index",
+        "show-branch",
+        "cherry",
+        "verify-commit",
+        "verify-tag",
+        "range-diff",
+        "version",
+        "var",
+        "ls-remote_",
+    }
+)
+_GIT_NETWORK = frozenset(
+    {
+        "fetch",
+        "pull",
+        "push",
+        "clone",
+        "ls-remote",
+        "submodule",
+        "remote-update",
+        "send-email",
+        "request-pull",
+        "archive-remote",
+        "lfs",
+        "svn",
+    }
+)
 _GIT_GLOBAL_VALUE = frozenset({"-C", "--namespace"})
-_GIT_GLOBAL_FLAG = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs",
-                              "--no-replace-objects", "--bare", "--glob-pathspecs", "--noglob-pathspecs",
-                              "--icase-pathspecs", "--paginate", "-p"})
+_GIT_GLOBAL_FLAG = frozenset(
+    {
+        "--no-pager",
+        "-P",
+        "--no-optional-locks",
+        "--literal-pathspecs",
+        "--no-replace-objects",
+        "--bare",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--paginate",
+        "-p",
+    }
+)
 
 
 def _check_git(args: list[str], lit: list[bool]) -> Verdict:
@@ -332,17 +899,29 @@ def _check_git(args: list[str], lit: list[bool]) -> Verdict:
         return None
     if not lit[i]:
         return ("unknown", "dynamic git subcommand")
-    sub, rest = args[i], args[i + 1:]
-    if any(r.startswith(("--output", "--ext-diff", "--open-files-in-pager", "--upload-pack", "--exec"))
-           or r == "-O" or (sub == "grep" and r.startswith("-O")) for r in rest):
+    sub, rest = args[i], args[i + 1 :]
+    if any(
+        r.startswith(("--output", "--ext-diff", "--open-files-in-pager", "--upload-pack", "--exec"))
+        or r == "-O"
+        or (sub == "grep" and r.startswith("-O"))
+        for r in rest
+    ):
         return ("write", f"git {sub} with an option that writes or runs a program")
     flags = _short_flags(rest) | _long_flags(rest)
     pos = _positionals(rest)
     if sub in _GIT_READ:
         return None
     if sub in _GIT_NETWORK:
-        forced = flags & {"f", "--force", "--force-with-lease", "--mirror", "--delete", "d", "--prune",
-                          "--force-if-includes"}
+        forced = flags & {
+            "f",
+            "--force",
+            "--force-with-lease",
+            "--mirror",
+            "--delete",
+            "d",
+            "--prune",
+            "--force-if-includes",
+        }
         if sub == "push" and (forced or any(p.startswith(("+", ":")) for p in pos)):
             return ("destructive", "git push that can overwrite or delete remote history")
         return ("network", f"git {sub} reaches the network")
@@ -350,18 +929,48 @@ def _check_git(args: list[str], lit: list[bool]) -> Verdict:
         if flags & {"d", "D", "--delete", "f", "--force"}:
             cls = "destructive" if flags & {"D", "f", "--force"} else "write"
             return (cls, "git branch deletes a branch")
-        if flags & {"m", "M", "c", "C", "--move", "--copy", "u", "--set-upstream-to", "--unset-upstream",
-                    "--edit-description", "--track", "t", "--no-track", "--create-reflog"}:
+        if flags & {
+            "m",
+            "M",
+            "c",
+            "C",
+            "--move",
+            "--copy",
+            "u",
+            "--set-upstream-to",
+            "--unset-upstream",
+            "--edit-description",
+            "--track",
+            "t",
+            "--no-track",
+            "--create-reflog",
+        }:
             return ("write", "git branch changes branches")
-        if pos and not flags & {"l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
-                                "--points-at"}:
+        if pos and not flags & {
+            "l",
+            "--list",
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+        }:
             return ("write", "git branch NAME creates a branch")
         return None
     if sub == "tag":
         if flags & {"d", "--delete"}:
             return ("write", "git tag -d deletes a tag")
-        if pos and not flags & {"l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
-                                "--points-at", "v", "--verify"}:
+        if pos and not flags & {
+            "l",
+            "--list",
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+            "v",
+            "--verify",
+        }:
             return ("write", "git tag NAME creates a tag")
         if flags & {"a", "s", "f", "m", "F", "u", "--annotate", "--sign", "--force", "--message", "--file"}:
             return ("write", "git tag creates a tag")
@@ -373,10 +982,25 @@ def _check_git(args: list[str], lit: list[bool]) -> Verdict:
             return ("network", f"git remote {pos[0]} contacts the remote")
         return ("write", f"git remote {pos[0]} changes the repository configuration")
     if sub == "config":
-        if flags & {"--get", "--get-all", "--get-regexp", "l", "--list", "--get-urlmatch", "--get-color",
-                    "--get-colorbool"} and not flags & {"e", "--edit", "--unset", "--unset-all", "--add",
-                                                         "--replace-all", "--rename-section",
-                                                         "--remove-section"}:
+        if flags & {
+            "--get",
+            "--get-all",
+            "--get-regexp",
+            "l",
+            "--list",
+            "--get-urlmatch",
+            "--get-color",
+            "--get-colorbool",
+        } and not flags & {
+            "e",
+            "--edit",
+            "--unset",
+            "--unset-all",
+            "--add",
+            "--replace-all",
+            "--rename-section",
+            "--remove-section",
+        }:
             return None
         if pos and pos[0] in ("get", "list") and not flags & {"e", "--edit"}:
             return None
@@ -464,8 +1088,11 @@ def _check_file(args: list[str], lit: list[bool]) -> Verdict:
 
 
 def _check_date(args: list[str], lit: list[bool]) -> Verdict:
-    if "s" in _short_flags(args) or "--set" in _long_flags(args) or \
-            any(re.fullmatch(r"\d{4,12}(\.\d\d)?", p) for p in _positionals(args)):
+    if (
+        "s" in _short_flags(args)
+        or "--set" in _long_flags(args)
+        or any(re.fullmatch(r"\d{4,12}(\.\d\d)?", p) for p in _positionals(args))
+    ):
         return ("process", "date -s sets the system clock")
     return None
 
@@ -484,8 +1111,12 @@ def _check_xxd(args: list[str], lit: list[bool]) -> Verdict:
 
 def _check_less(args: list[str], lit: list[bool]) -> Verdict:
     for a in args:
-        if a.startswith("+") or "!" in a or a in ("-o", "-O", "--log-file", "--LOG-FILE") or \
-                a.startswith(("-o", "-O", "--log-file", "--LOG-FILE", "--lesskey")):
+        if (
+            a.startswith("+")
+            or "!" in a
+            or a in ("-o", "-O", "--log-file", "--LOG-FILE")
+            or a.startswith(("-o", "-O", "--log-file", "--LOG-FILE", "--lesskey"))
+        ):
             return ("execute", "less +cmd / -o can run commands or write a log")
     return None
 
@@ -507,9 +1138,13 @@ def _check_tar(args: list[str], lit: list[bool]) -> Verdict:
     first = args[0].lstrip("-") if not args[0].startswith("--") else ""
     letters = set(first)
     long_ = _long_flags(args)
-    if ("t" in letters or "--list" in long_) and letters <= set("tvfzjJaP") and \
-            long_ <= {"--list", "--file", "--verbose", "--gzip", "--bzip2", "--xz", "--zstd",
-                      "--auto-compress"} and not (_short_flags(args[1:]) - set("tvfzjJ")):
+    if (
+        ("t" in letters or "--list" in long_)
+        and letters <= set("tvfzjJaP")
+        and long_
+        <= {"--list", "--file", "--verbose", "--gzip", "--bzip2", "--xz", "--zstd", "--auto-compress"}
+        and not (_short_flags(args[1:]) - set("tvfzjJ"))
+    ):
         return None
     return ("write", "tar creates or extracts files")
 
@@ -532,17 +1167,24 @@ def _check_env(args: list[str], lit: list[bool]) -> Verdict:
 
 
 def _check_set(args: list[str], lit: list[bool]) -> Verdict:
-    if (all(a.startswith(("-", "+")) for a in args) and "-o" not in args and "+o" not in args) or \
-            args in (["-o", "pipefail"], ["-euo", "pipefail"], ["-eo", "pipefail"], ["-uo", "pipefail"]):
+    if (all(a.startswith(("-", "+")) for a in args) and "-o" not in args and "+o" not in args) or args in (
+        ["-o", "pipefail"],
+        ["-euo", "pipefail"],
+        ["-eo", "pipefail"],
+        ["-uo", "pipefail"],
+    ):
         return None
     return ("unknown", "set changes shell state")
 
 
 def _check_npm(args: list[str], lit: list[bool]) -> Verdict:
     pos = _positionals(args)
-    if args in (["--version"], ["-v"]) or (pos and pos[0] in ("ls", "list", "ll", "la", "root", "prefix",
-                                                              "help") and not set(args) & {"-g", "--global"}
-                                           and len(pos) <= 2):
+    if args in (["--version"], ["-v"]) or (
+        pos
+        and pos[0] in ("ls", "list", "ll", "la", "root", "prefix", "help")
+        and not set(args) & {"-g", "--global"}
+        and len(pos) <= 2
+    ):
         return None
     if pos and pos[0] in ("run", "run-script", "test", "t", "start", "exec", "x", "rebuild", "build"):
         return ("execute", f"npm {pos[0]} runs package scripts")
@@ -563,20 +1205,78 @@ def _check_version_only(args: list[str], lit: list[bool]) -> Verdict:
 
 
 _CHECKS = {
-    "find": _check_find, "fd": _check_fd, "fdfind": _check_fd, "rg": _check_rg, "sort": _check_sort,
-    "uniq": _check_uniq, "tree": _check_tree, "file": _check_file, "date": _check_date,
-    "hostname": _check_hostname, "xxd": _check_xxd, "less": _check_less, "more": _check_less,
-    "most": _check_less, "zless": _check_less, "man": _check_man, "history": _check_history,
-    "tar": _check_tar, "unzip": _check_unzip, "command": _check_command_builtin, "env": _check_env,
-    "set": _check_set, "npm": _check_npm, "pip": _check_pip, "pip3": _check_pip, "git": _check_git,
+    "find": _check_find,
+    "fd": _check_fd,
+    "fdfind": _check_fd,
+    "rg": _check_rg,
+    "sort": _check_sort,
+    "uniq": _check_uniq,
+    "tree": _check_tree,
+    "file": _check_file,
+    "date": _check_date,
+    "hostname": _check_hostname,
+    "xxd": _check_xxd,
+    "less": _check_less,
+    "more": _check_less,
+    "most": _check_less,
+    "zless": _check_less,
+    "man": _check_man,
+    "history": _check_history,
+    "tar": _check_tar,
+    "unzip": _check_unzip,
+    "command": _check_command_builtin,
+    "env": _check_env,
+    "set": _check_set,
+    "npm": _check_npm,
+    "pip": _check_pip,
+    "pip3": _check_pip,
+    "git": _check_git,
 }
-_VERSION_ONLY = frozenset({"python", "python3", "node", "ruby", "perl", "php", "go", "cargo", "rustc",
-                           "java", "javac", "gcc", "g++", "clang", "make", "cmake", "docker", "deno", "bun",
-                           "yarn", "pnpm", "uv", "poetry", "tsc", "pytest", "ruff", "mypy", "black", "dotnet",
-                           "kubectl", "terraform", "gh", "aws", "helm", "bash", "zsh", "sh"})
+_VERSION_ONLY = frozenset(
+    {
+        "python",
+        "python3",
+        "node",
+        "ruby",
+        "perl",
+        "php",
+        "go",
+        "cargo",
+        "rustc",
+        "java",
+        "javac",
+        "gcc",
+        "g++",
+        "clang",
+        "make",
+        "cmake",
+        "docker",
+        "deno",
+        "bun",
+        "yarn",
+        "pnpm",
+        "uv",
+        "poetry",
+        "tsc",
+        "pytest",
+        "ruff",
+        "mypy",
+        "black",
+        "dotnet",
+        "kubectl",
+        "terraform",
+        "gh",
+        "aws",
+        "helm",
+        "bash",
+        "zsh",
+        "sh",
+    }
+)
 
 
 # ---- catastrophic --------------------------------------------------------------------------------
+
 
 def _resolve(word: str, where: Where) -> Path | None:
     if word in ("$HOME", "${HOME}", "~") or word.startswith(("$HOME/", "${HOME}/", "~/")):
@@ -646,6 +1346,7 @@ def catastrophic_reason(cmd: SimpleCommand, where: Where) -> str | None:
 
 # ---- one simple command ---------------------------------------------------------------------------
 
+
 def _write_class(cmd: SimpleCommand, where: Where) -> str:
     """``write`` when every visible target stays in the workspace, else ``write-outside``."""
     name = cmd.name.rsplit("/", 1)[-1]
@@ -690,8 +1391,10 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     if cmd.extra_args or not all(lit):
         # Words we cannot see (xargs input, $VAR, globs, braces) could turn into flags.
         if base in _CHECKS or base in WRITE or base in _VERSION_ONLY:
-            return ("write" if base in WRITE else "execute",
-                    "arguments only known at run time could add a writing or executing flag")
+            return (
+                "write" if base in WRITE else "execute",
+                "arguments only known at run time could add a writing or executing flag",
+            )
     check = _CHECKS.get(base)
     if check is not None:
         verdict = check(args, lit)
@@ -711,8 +1414,13 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     if base in _VERSION_ONLY and _check_version_only(args, lit) is None:
         return "read-only", ""
     if base in DESTRUCTIVE:
-        if base == "rm" and not (_short_flags(args) | _long_flags(args)) & {"r", "R", "f", "--recursive",
-                                                                            "--force"}:
+        if base == "rm" and not (_short_flags(args) | _long_flags(args)) & {
+            "r",
+            "R",
+            "f",
+            "--recursive",
+            "--force",
+        }:
             return _write_class(cmd, where), "rm deletes files"
         return "destructive", f"{base} deletes or overwrites data"
     if base in WRITE:
@@ -764,8 +1472,9 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
             if reason:
                 subs.append(Subcommand(" ".join(cmd.raw_words), "catastrophic", reason, list(cmd.words)))
             elif cmd.assignments and not all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
-                subs.append(Subcommand(cmd.text, "execute", "environment variables change what runs",
-                                       list(cmd.words)))
+                subs.append(
+                    Subcommand(cmd.text, "execute", "environment variables change what runs", list(cmd.words))
+                )
         for r in cmd.redirects:
             part = _redirect_part(r, here)
             if part is not None:

@@ -1,0 +1,153 @@
+"""Per-session shell state: the working directory ``cd`` leaves behind, background shells, cleanup.
+
+One ``ShellManager`` per session (``session.service("shells", ShellManager)``). ``close()`` kills every
+background shell and every process group a foreground command left running; the session core calls
+it when the session ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import re
+import signal
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sidecar.secrets import scrubbed_env
+from sidecar.tools.bash import runner, sandbox
+
+if TYPE_CHECKING:
+    from sidecar.server.session import Session
+
+
+@dataclass
+class BackgroundShell:
+    id: str
+    running: runner.RunningCommand
+    offset: int = 0  # bytes of output already returned by BashOutput
+    waiter: asyncio.Task[Any] | None = None
+
+
+def session_setting(session: Session, *keys: str) -> Any:
+    """The first value at ``keys`` in the session's settings sources (highest precedence first)."""
+    try:
+        sources = session.permissions.settings.sources  # type: ignore[attr-defined]
+    except Exception:
+        return None
+    for src in sources:
+        node: Any = getattr(src, "data", None)
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            return node
+    return None
+
+
+class ShellManager:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.cwd: Path = session.cwd
+        self.shells: dict[str, BackgroundShell] = {}
+        self._ids = itertools.count(1)
+        self._calls = itertools.count(1)
+        self._groups: set[int] = set()
+        self.sandbox_note_given = False
+        self._tmp = Path(tempfile.mkdtemp(prefix=f"sidecar-{session.id}-"))
+
+    # ---- where things go --------------------------------------------------------------------
+    def output_path(self, call_id: str) -> Path:
+        try:
+            out_dir = self.session.store.tool_output_dir(self.session.id)
+        except Exception:
+            out_dir = self._tmp
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", call_id) or "call"
+        return out_dir / f"bash-{safe}-{next(self._calls)}.log"
+
+    def env(self) -> dict[str, str]:
+        extra = session_setting(self.session, "secretEnvVars") or []
+        names = tuple(str(n) for n in extra if isinstance(n, str))
+        env = scrubbed_env(extra_secret_names=names)
+        env["TMPDIR"] = str(self._tmp)
+        env.setdefault("GIT_TERMINAL_PROMPT", "0")
+        return env
+
+    # ---- sandbox ----------------------------------------------------------------------------
+    def sandbox_policy(self, network: bool) -> sandbox.SandboxPolicy | None:
+        """The policy for the next command, or None when it runs unsandboxed."""
+        if session_setting(self.session, "sandbox", "enabled") is False or not sandbox.available():
+            return None
+        allow_net = bool(session_setting(self.session, "sandbox", "allowNetwork"))
+        return sandbox.SandboxPolicy(writable=[*self.session.roots, self._tmp], network=network or allow_net)
+
+    def unsandboxed_allowed(self) -> bool:
+        return bool(session_setting(self.session, "sandbox", "allowUnsandboxedCommands"))
+
+    # ---- running ----------------------------------------------------------------------------
+    async def start(
+        self,
+        command: str,
+        call_id: str,
+        policy: sandbox.SandboxPolicy | None,
+        cap: int | None = runner.FILE_CAP,
+    ) -> runner.RunningCommand:
+        running = await runner.start(
+            command,
+            cwd=self.cwd,
+            env=self.env(),
+            output_path=self.output_path(call_id),
+            policy=policy,
+            cap=cap,
+        )
+        self._groups.add(running.pgid)
+        return running
+
+    def update_cwd(self, running: runner.RunningCommand) -> str | None:
+        """Adopt the directory the command ended in; a note for the model when it changed or was reset."""
+        new = running.final_cwd()
+        if new is None or new == self.cwd:
+            return None
+        if not any(new == r or new.is_relative_to(r) for r in self.session.roots):
+            self.cwd = self.cwd if self.cwd.exists() else self.session.cwd
+            return (
+                f"The working directory {new} is outside the workspace roots; it stays {self.cwd}. "
+                "Use absolute paths for places outside the workspace."
+            )
+        self.cwd = new
+        return f"Working directory is now {new}."
+
+    def add_background(self, running: runner.RunningCommand) -> BackgroundShell:
+        shell = BackgroundShell(id=f"bash_{next(self._ids)}", running=running)
+        shell.waiter = asyncio.create_task(running.wait())
+        self.shells[shell.id] = shell
+        return shell
+
+    async def kill(self, shell_id: str) -> BackgroundShell | None:
+        shell = self.shells.get(shell_id)
+        if shell is None:
+            return None
+        if shell.running.running or runner.group_alive(shell.running.pgid):
+            await shell.running.kill()
+        return shell
+
+    async def close(self) -> None:
+        """End every background shell and leftover process group of this session."""
+        for shell in list(self.shells.values()):
+            with contextlib.suppress(Exception):
+                await shell.running.kill(grace=1.0)
+            if shell.waiter is not None:
+                shell.waiter.cancel()
+        for pgid in list(self._groups):
+            runner.kill_group(pgid, signal.SIGKILL)
+        self._groups.clear()
+        import shutil
+
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def shells_of(session: Session) -> ShellManager:
+    manager: ShellManager = session.service("shells", ShellManager)
+    return manager

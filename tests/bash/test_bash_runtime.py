@@ -1,0 +1,216 @@
+"""The Bash tool running real processes: output, exit codes, cwd persistence, timeouts, cancel, secrets."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from sidecar.server.session import Session
+from sidecar.tools.base import ToolError
+from sidecar.tools.bash.bash import Bash, BashInput
+from sidecar.tools.bash.bash_output import BashOutput, BashOutputInput
+from sidecar.tools.bash.kill_shell import KillShell, KillShellInput
+from sidecar.tools.bash.shells import shells_of
+from tests.bash.conftest import make_ctx
+
+
+async def run_bash(
+    session: Session, command: str, progress: list[str] | None = None, **kw: object
+) -> tuple[str, bool]:
+    tool = Bash()
+    inp = BashInput(command=command, **kw)  # type: ignore[arg-type]
+    ctx = make_ctx(session, progress=progress)
+    await tool.validate(inp, ctx)
+    await tool.check_permission(inp, ctx)
+    out = await tool.run(inp, ctx)
+    return out.joined_text(), out.is_error
+
+
+def procs_running(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains ``marker`` (works across PID namespaces)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().split(") ")[1][0]
+        except OSError:
+            continue
+        if cmdline.startswith(marker) and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_output_and_exit_code(session: Session) -> None:
+    text, err = await run_bash(session, "echo hello; echo oops >&2; exit 3")
+    assert text.startswith("hello\noops\nExit code 3 (")
+    assert err
+
+
+async def test_stdout_stderr_interleaved_in_order(session: Session) -> None:
+    text, _ = await run_bash(session, "echo 1; echo 2 >&2; echo 3; echo 4 >&2")
+    assert text.splitlines()[:4] == ["1", "2", "3", "4"]
+
+
+async def test_ansi_stripped(session: Session) -> None:
+    text, _ = await run_bash(session, r"printf '\033[31mred\033[0m plain\n'")
+    assert text.splitlines()[0] == "red plain"
+
+
+async def test_cd_persists_env_does_not(session: Session, workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    text, _ = await run_bash(session, "cd sub && export FOO=bar")
+    assert f"Working directory is now {workspace / 'sub'}." in text
+    text, _ = await run_bash(session, 'pwd; echo "foo=${FOO:-unset}"')
+    assert text.splitlines()[:2] == [str(workspace / "sub"), "foo=unset"]
+
+
+async def test_cd_outside_workspace_is_not_kept(session: Session, workspace: Path) -> None:
+    text, _ = await run_bash(session, "cd /")
+    assert "outside the workspace roots" in text
+    text, _ = await run_bash(session, "pwd")
+    assert text.splitlines()[0] == str(workspace)
+
+
+async def test_credentials_removed_from_env(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-should-not-leak-123")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-secret-should-not-leak-456")
+    monkeypatch.setenv("SIDECAR_TEST_VISIBLE", "visible")
+    text, _ = await run_bash(session, "env")
+    assert "should-not-leak" not in text
+    assert "SIDECAR_TEST_VISIBLE=visible" in text
+
+
+async def test_timeout_kills_child_ignoring_sigterm(session: Session, workspace: Path) -> None:
+    script = "trap '' TERM; (trap '' TERM; exec sleep 61.25) & wait"
+    started = time.monotonic()
+    text, err = await run_bash(session, script, timeout=500)
+    assert err
+    assert "Timed out after 500 ms" in text
+    assert time.monotonic() - started < 10
+    await asyncio.sleep(0.2)
+    assert procs_running("sleep 61.25") == []
+
+
+async def test_cancel_kills_the_process_group(session: Session, workspace: Path) -> None:
+    task = asyncio.create_task(run_bash(session, "sleep 62.5 & sleep 62.75; wait"))
+    for _ in range(100):
+        if len(procs_running("sleep 62.")) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(procs_running("sleep 62.")) == 2
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.2)
+    assert procs_running("sleep 62.") == []
+
+
+async def test_large_output_is_bounded_and_saved(session: Session) -> None:
+    text, err = await run_bash(session, "seq 1 200000")
+    assert not err
+    assert len(text) <= 30_000 + 200
+    assert text.startswith("1\n2\n3\n")
+    assert "200000\nExit code 0" in text
+    saved = Path(text.split("The whole output is saved at ")[1].split(";")[0])
+    lines = (await asyncio.to_thread(saved.read_text)).splitlines()
+    assert lines[-1] == "200000"
+    assert len(lines) == 200000
+
+
+async def test_one_gigabyte_of_output(session: Session) -> None:
+    text, err = await run_bash(session, "yes | head -c 1073741824", timeout=600000)
+    assert not err
+    assert "1,073,741,824 bytes in all" in text
+    assert text.startswith("y\ny\n")
+    assert len(text) < 31_000
+
+
+async def test_progress_streams_while_running(session: Session) -> None:
+    progress: list[str] = []
+    await run_bash(session, "echo first; sleep 1; echo second", progress=progress)
+    assert any("first" in p and "second" not in p for p in progress)
+
+
+async def test_background_shell_polled_and_killed(session: Session, workspace: Path) -> None:
+    server = workspace / "srv.py"
+    server.write_text(
+        "import http.server, socketserver, sys\n"
+        "class H(http.server.SimpleHTTPRequestHandler):\n"
+        "    def log_message(self, *a): print('GET', self.path, flush=True)\n"
+        "with socketserver.TCPServer(('127.0.0.1', 0), H) as s:\n"
+        "    print('PORT', s.server_address[1], flush=True)\n"
+        "    s.serve_forever()\n"
+    )
+    import sys
+
+    text, _ = await run_bash(session, f"{sys.executable} srv.py", run_in_background=True)
+    assert "Command running in the background with ID: bash_1" in text
+    out = BashOutput()
+    port = None
+    for _ in range(100):
+        res = await out.run(BashOutputInput(bash_id="bash_1"), make_ctx(session))
+        if "PORT" in res.joined_text():
+            port = int(res.joined_text().split("PORT ")[1].split()[0])
+            assert "Status: running" in res.joined_text()
+            break
+        await asyncio.sleep(0.1)
+    assert port is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /hello HTTP/1.0\r\n\r\n")
+    await writer.drain()
+    await reader.read()
+    writer.close()
+    await asyncio.sleep(0.3)
+    res = await out.run(BashOutputInput(bash_id="bash_1", filter="^GET"), make_ctx(session))
+    assert res.joined_text().splitlines()[0] == "GET /hello"
+    res = await out.run(BashOutputInput(bash_id="bash_1"), make_ctx(session))
+    assert res.joined_text().startswith("(no new output)")
+    killed = await KillShell().run(KillShellInput(shell_id="bash_1"), make_ctx(session))
+    assert killed.joined_text().startswith("Shell bash_1 was killed")
+    pid = shells_of(session).shells["bash_1"].running.pgid
+    assert not pid_alive(pid)
+    res = await out.run(BashOutputInput(bash_id="bash_1"), make_ctx(session))
+    assert "Status: killed" in res.joined_text()
+
+
+async def test_background_shells_end_with_session(session: Session, workspace: Path) -> None:
+    await run_bash(session, "sleep 63.5", run_in_background=True)
+    for _ in range(100):
+        if procs_running("sleep 63.5"):
+            break
+        await asyncio.sleep(0.05)
+    assert procs_running("sleep 63.5")
+    await shells_of(session).close()
+    await asyncio.sleep(0.2)
+    assert procs_running("sleep 63.5") == []
+
+
+async def test_unknown_shell_id_tells_the_model(session: Session) -> None:
+    with pytest.raises(ToolError, match="No background shell 'bash_9'"):
+        await BashOutput().run(BashOutputInput(bash_id="bash_9"), make_ctx(session))
+
+
+async def test_timeout_out_of_range_refused(session: Session) -> None:
+    with pytest.raises(ToolError, match="timeout must be between 1 and 600000"):
+        await Bash().validate(BashInput(command="ls", timeout=700000), make_ctx(session))
