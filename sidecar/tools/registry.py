@@ -18,6 +18,10 @@ def builtin_tools() -> list[Tool[Any]]:
     tools += [LSPTool()]
     from sidecar.tools.files import file_tools
     tools += file_tools()
+    from sidecar.tools.orchestration import orchestration_tools
+    tools += orchestration_tools()
+    from sidecar.tools.bash import bash_tools
+    tools += bash_tools()
     return tools
 
 
