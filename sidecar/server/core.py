@@ -91,6 +91,9 @@ class SessionCore:
             "session/set_mode": self.set_mode,
             "_sidecar/sessions/rewind": self.rewind,
         }
+        from sidecar.orchestration import install  # questions, sub-agents, MCP, memory, checkpoints, …
+
+        install(self)
 
     # ---- dispatch ------------------------------------------------------------------------
     async def handle(self, method: str, params: Any, channel: ClientChannel) -> Any:

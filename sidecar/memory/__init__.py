@@ -1,0 +1,1 @@
+"""Memory files: nested CLAUDE.md / AGENTS.md found on first read below them, and ``@path`` imports."""

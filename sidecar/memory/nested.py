@@ -1,0 +1,88 @@
+"""Nested memory: ``CLAUDE.md`` / ``AGENTS.md`` in a directory below the workspace root are loaded the
+first time the agent reads a file below them, as a ``<system-reminder>`` in the next request.
+
+User- and project-level memory (``~/.claude/CLAUDE.md``, ``<cwd>/CLAUDE.md``, ``<cwd>/AGENTS.md``,
+``<cwd>/.claude/CLAUDE.md``) is in the system prompt (``sidecar.agent.prompt``); this module covers the
+directories between the root and the file read (the root itself excluded). ``@path`` lines import other
+files (relative to the memory file, ``~/`` for home; up to 5 levels, each file once, inside code spans
+and fences ignored), as Claude Code does.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MEMORY_NAMES = ("CLAUDE.md", "AGENTS.md")
+MAX_CHARS = 40_000
+MAX_IMPORT_DEPTH = 5
+IMPORT = re.compile(r"(?:^|\s)@((?:~/|/|\./|\.\./|[\w.-]+/)[^\s`]*|[\w.-]+\.[\w]+)")
+
+
+def expand_imports(text: str, base: Path, seen: set[Path] | None = None, depth: int = 0) -> str:
+    """Inline ``@path`` imports after the text that names them."""
+    seen = seen if seen is not None else set()
+    if depth >= MAX_IMPORT_DEPTH:
+        return text
+    out: list[str] = []
+    in_fence = False
+    for line in text.splitlines():
+        out.append(line)
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        scrubbed = re.sub(r"`[^`]*`", "", line)
+        for match in IMPORT.finditer(scrubbed):
+            raw = match.group(1)
+            target = (Path.home() / raw[2:]) if raw.startswith("~/") else (base / raw)
+            try:
+                target = target.resolve()
+                if target in seen or not target.is_file():
+                    continue
+                seen.add(target)
+                body = target.read_text(encoding="utf-8", errors="replace")[:MAX_CHARS]
+            except OSError:
+                continue
+            out.append(f"<imported path=\"{target}\">\n"
+                       f"{expand_imports(body, target.parent, seen, depth + 1)}\n</imported>")
+    return "\n".join(out)
+
+
+class NestedMemory:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.loaded: set[Path] = set()
+
+    def on_read(self, path: Path) -> None:
+        try:
+            self._load_for(path)
+        except Exception:  # memory must never fail a Read
+            log.exception("nested memory for %s failed", path)
+
+    def _load_for(self, path: Path) -> None:
+        root = next((r for r in self.session.roots if path.is_relative_to(r)), None)
+        if root is None:
+            return
+        directories: list[Path] = []
+        d = path.parent
+        while d != root and d.is_relative_to(root):
+            directories.append(d)
+            d = d.parent
+        for directory in reversed(directories):  # outermost first
+            for name in MEMORY_NAMES:
+                memory = directory / name
+                if memory in self.loaded or memory == path or not memory.is_file():
+                    continue
+                self.loaded.add(memory)
+                text = memory.read_text(encoding="utf-8", errors="replace")[:MAX_CHARS]
+                body = expand_imports(text, directory, {memory.resolve()})
+                self.session.audit("memory_loaded", path=str(memory))
+                self.session.add_notice(
+                    f"Contents of {memory} (instructions for files under {directory}; follow them when "
+                    f"working there):\n{body}")

@@ -1,0 +1,1 @@
+"""Sub-agents: the Task tool and the agent types it can start."""

@@ -1,0 +1,123 @@
+"""Task: start a sub-agent with its own history for one self-contained job; its final report is the result.
+
+The sub-agent is an ``AgentLoop`` with its own ``Conversation``, a registry restricted to its type's
+tools, and the session's governance: its calls go through the same dispatcher and permission gate, and
+its permission questions reach the user labelled with the sub-agent (``ToolContext.agent_label``). Its
+text is not streamed to the editor; its tool calls are (titled ``[label] …``). Sub-agents whose type has
+only read-only tools are concurrency-safe, so several started in one message run in parallel.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import Field
+
+from sidecar.tools.agents.definitions import BUILT_IN, AgentType
+from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from sidecar.tools.registry import ToolRegistry
+
+
+class TaskInput(ToolInput):
+    """Launch a sub-agent to handle a complex, multi-step task on its own. The sub-agent starts with an
+    empty history: give it everything it needs in the prompt (goal, relevant paths, what to report back).
+    Its final message comes back to you as this tool's result; the user does not see it, so summarise it.
+
+    Use it for open-ended searches that may take several rounds, for independent pieces of work, and to
+    keep long explorations out of your own context. To run several agents in parallel, send several Task
+    calls in one message (read-only agent types such as Explore run concurrently). Do not use it to read
+    one known file or search for one symbol: use Read, Glob or Grep directly.
+
+    Available agent types are listed below; pick one in subagent_type.
+    """
+
+    description: str = Field(description="A short (3-5 word) description of the task.")
+    prompt: str = Field(description="The task for the agent to perform, complete and self-contained.")
+    subagent_type: str = Field(description="The type of agent to use (one of the listed agent types).")
+
+
+class Task(Tool[TaskInput]):
+    name: ClassVar[str] = "Task"
+    kind: ClassVar[ToolKind] = "think"
+    Input = TaskInput
+
+    def __init__(self) -> None:
+        self.agents: dict[str, AgentType] = {a.name: a for a in BUILT_IN}
+        self.registry: ToolRegistry | None = None  # the session's registry (set at session start)
+
+    def configure(self, agents: dict[str, AgentType], registry: ToolRegistry) -> None:
+        self.agents = dict(agents)
+        self.registry = registry
+
+    def description(self) -> str:
+        listed = "\n".join(f"- {a.name}: {a.description} (Tools: "
+                           f"{', '.join(a.tools) if a.tools is not None else 'all tools'})"
+                           for a in self.agents.values())
+        return super().description() + "\n\nAgent types:\n" + listed
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        kind = raw_input.get("subagent_type") or "agent"
+        return f"{kind}: {raw_input.get('description') or 'task'}"
+
+    def _available(self) -> list[str]:
+        return self.registry.names() if self.registry is not None else []
+
+    def is_read_only(self, inp: TaskInput) -> bool:
+        agent = self.agents.get(inp.subagent_type)
+        return agent is not None and agent.is_read_only(self._available())
+
+    def is_concurrency_safe(self, inp: TaskInput) -> bool:
+        return self.is_read_only(inp)
+
+    async def validate(self, inp: TaskInput, ctx: ToolContext) -> None:
+        if ctx.agent_label:
+            raise ToolError("A sub-agent cannot start sub-agents. Do the work yourself with your tools.")
+        if inp.subagent_type not in self.agents:
+            raise ToolError(f"Unknown subagent_type {inp.subagent_type!r}. Use one of: "
+                            f"{', '.join(self.agents)}.")
+        if not inp.prompt.strip():
+            raise ToolError("The prompt is empty. Describe the task completely: the sub-agent sees nothing else.")
+
+    async def check_permission(self, inp: TaskInput, ctx: ToolContext) -> None:
+        """Starting an agent needs no approval: each of its tool calls is governed on its own."""
+
+    async def run(self, inp: TaskInput, ctx: ToolContext) -> ToolOutput:
+        from sidecar.agent.loop import AgentLoop, Conversation
+
+        session = ctx.session
+        agent = self.agents[inp.subagent_type]
+        registry = self.registry if self.registry is not None else session.services["registry"]
+        tools = registry.restricted_to(agent.tool_names(registry.names()))
+        core = session.services["core"]
+        label = f"{agent.name}: {inp.description}"
+        system = (f"{session.services['system_prompt']}\n\n<agent-instructions type=\"{agent.name}\">\n"
+                  f"{agent.prompt}\n</agent-instructions>")
+        loop = AgentLoop(session, tools, core.model, system, Conversation(), label=label,
+                         model_name=model_for(agent, core.model.settings), stream_to_client=False)
+        session.audit("subagent_start", toolCallId=ctx.tool_call_id, agent=agent.name, label=label)
+        await ctx.progress(f"Running {label}…")
+        stop = await loop.run([{"type": "text", "text": inp.prompt}])
+        calls = sum(1 for m in loop.conversation.messages if m["role"] == "user"
+                    for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+        session.audit("subagent_end", toolCallId=ctx.tool_call_id, agent=agent.name, stop=stop, tool_calls=calls)
+        report = loop.last_text.strip()
+        if stop != "end_turn":
+            report = (report + "\n\n" if report else "") + f"[The sub-agent stopped early: {stop}.]"
+        if not report:
+            report = "The sub-agent finished without a report."
+        return ToolOutput.text(report, metadata={"subject": label, "agent": agent.name, "stop_reason": stop,
+                                                 "tool_calls": calls})
+
+
+def model_for(agent: AgentType, settings: Any) -> str | None:
+    if agent.model is None:
+        return None
+    alias = agent.model.lower()
+    if alias == "haiku":
+        return str(settings.small_model)
+    if alias in ("sonnet", "opus"):
+        return None
+    return agent.model

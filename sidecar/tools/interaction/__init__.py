@@ -1,0 +1,1 @@
+"""Tools that talk to the user or the editor: AskUserQuestion, TodoWrite, Config, Brief."""

@@ -1,0 +1,209 @@
+"""AskUserQuestion: structured questions that block the turn until the user answers (seed 002, §3).
+
+Three ways to ask, best first:
+
+1. ``_sidecar/ask_user`` when the client advertised ``askUser`` (the VS Code extension: native pickers).
+2. ACP ``elicitation/create`` (form mode) when the client advertised ``elicitation.form``.
+3. Otherwise ``session/request_permission``, one request per question, the options as the choices
+   (single choice only, no free text): the last resort any ACP client can show.
+
+An implicit "Other" answer takes free text (ways 1 and 2). When the user dismisses the question the
+tool result says so and the turn ends (``metadata["end_turn"]``): the model does not guess an answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sidecar.permissions.request import PermissionRequest
+from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.context import ToolContext
+
+log = logging.getLogger(__name__)
+
+OTHER = "Other"
+
+
+class Option(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(description="The choice as shown (1-5 words).")
+    description: str = Field(description="What this choice means or implies.")
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="The complete question, ending with a question mark.")
+    header: str = Field(description="A very short label for the question (at most 12 characters), e.g. \"Auth\".")
+    options: list[Option] = Field(description="2-4 distinct choices. Do not add an 'Other' choice: the user "
+                                              "can always answer in their own words.")
+    multiSelect: bool = Field(default=False, description="true to allow several choices at once.")
+
+
+class AskUserQuestionInput(ToolInput):
+    """Use this tool when you need the user's decision to go on: to clarify an ambiguous request, to choose
+    between approaches with real trade-offs, or to get a preference you cannot infer from the code.
+
+    The turn waits until the user answers; the answers come back as this tool's result. Ask 1-4
+    questions at once, each with 2-4 options; the user may also answer in their own words ("Other").
+    If you recommend an option, put it first and add "(Recommended)" to its label.
+    Do not use it for yes/no permission to run a tool (tool calls already ask), nor to ask whether your
+    plan is ready in plan mode (use ExitPlanMode).
+    """
+
+    questions: list[Question] = Field(description="1-4 questions to ask the user.")
+
+
+class AskUserQuestion(Tool[AskUserQuestionInput]):
+    name: ClassVar[str] = "AskUserQuestion"
+    kind: ClassVar[ToolKind] = "other"
+    Input = AskUserQuestionInput
+
+    def title(self, raw_input: dict[str, Any]) -> str:
+        qs = raw_input.get("questions")
+        if isinstance(qs, list) and qs and isinstance(qs[0], dict) and qs[0].get("question"):
+            return f"Question: {qs[0]['question']}" + (f" (+{len(qs) - 1})" if len(qs) > 1 else "")
+        return "Question"
+
+    def is_read_only(self, inp: AskUserQuestionInput) -> bool:
+        return True
+
+    def is_concurrency_safe(self, inp: AskUserQuestionInput) -> bool:
+        return False  # one question card at a time
+
+    async def validate(self, inp: AskUserQuestionInput, ctx: ToolContext) -> None:
+        if not 1 <= len(inp.questions) <= 4:
+            raise ToolError(f"Ask 1-4 questions per call (got {len(inp.questions)}). Split or merge them.")
+        seen: set[str] = set()
+        for q in inp.questions:
+            if not q.question.strip():
+                raise ToolError("A question is empty. Write the complete question.")
+            if q.question in seen:
+                raise ToolError(f"The question {q.question!r} is asked twice. Each question must be unique.")
+            seen.add(q.question)
+            if not 2 <= len(q.options) <= 4:
+                raise ToolError(f"The question {q.question!r} has {len(q.options)} options; give 2-4. The user "
+                                "can always answer in their own words, so no 'Other' option is needed.")
+            labels = [o.label.strip() for o in q.options]
+            if len(set(labels)) != len(labels) or not all(labels):
+                raise ToolError(f"The options of {q.question!r} must have distinct, non-empty labels.")
+        if ctx.agent_label:
+            raise ToolError("Sub-agents cannot ask the user. Finish with what you know and put the open "
+                            "question in your final report.")
+
+    async def run(self, inp: AskUserQuestionInput, ctx: ToolContext) -> ToolOutput:
+        questions = [q.model_dump() for q in inp.questions]
+        notify = ctx.session.services.get("notify_waiting")
+        if notify is not None:
+            await notify("The agent has a question for you")
+        if ctx.session.has_client_capability("askUser"):
+            answers = await ask_via_extension(ctx, questions)
+        elif _has_form_elicitation(ctx):
+            answers = await ask_via_elicitation(ctx, questions)
+        else:
+            answers = await ask_via_permission(ctx, questions)
+        if answers is None:
+            ctx.session.audit("question", toolCallId=ctx.tool_call_id, outcome="cancelled")
+            return ToolOutput.text(
+                "The user dismissed the question without answering. The turn ends here: do not guess an "
+                "answer; wait for the user's next message.", is_error=True, metadata={"end_turn": True})
+        ctx.session.audit("question", toolCallId=ctx.tool_call_id, outcome="answered", answers=answers)
+        lines = [f'"{q["question"]}"="{", ".join(answers.get(q["question"]) or ["(no answer)"])}"'
+                 for q in questions]
+        text = ("User has answered your questions: " + ", ".join(lines)
+                + ". You can now continue with the user's answers in mind.")
+        shown = "\n".join(f"{q['header']}: {', '.join(answers.get(q['question']) or ['(no answer)'])}"
+                          for q in questions)
+        return ToolOutput.text(text, editor_content=[{"type": "content", "content": {"type": "text", "text": shown}}],
+                               metadata={"subject": "question", "answers": answers})
+
+
+# ---- the three ways to ask --------------------------------------------------------------------------------
+Answers = dict[str, list[str]]
+
+
+async def ask_via_extension(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
+    from sidecar.server.session import RpcError
+
+    try:
+        result = await ctx.session.channel.request("_sidecar/ask_user", {
+            "sessionId": ctx.session.id, "toolCallId": ctx.tool_call_id, "questions": questions})
+    except RpcError as exc:
+        raise ToolError(f"The editor could not show the question ({exc.message}). Ask the user in plain text "
+                        "in your reply instead, and end your turn.") from None
+    if not isinstance(result, dict) or result.get("outcome") != "answered":
+        return None
+    raw = result.get("answers") or {}
+    answers: Answers = {}
+    for q in questions:
+        value = raw.get(q["question"]) if isinstance(raw, dict) else None
+        if isinstance(value, str):
+            value = [value]
+        answers[q["question"]] = [str(v) for v in value] if isinstance(value, list) else []
+    return answers
+
+
+def _has_form_elicitation(ctx: ToolContext) -> bool:
+    caps = ctx.session.channel.client_capabilities.get("elicitation")
+    return isinstance(caps, dict) and "form" in caps
+
+
+async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
+    """ACP ``elicitation/create``, form mode: per question a choice property and an optional free-text one."""
+    from sidecar.server.session import RpcError
+
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for i, q in enumerate(questions):
+        labels = [o["label"] for o in q["options"]]
+        described = "; ".join(f"{o['label']}: {o['description']}" for o in q["options"])
+        if q["multiSelect"]:
+            properties[f"q{i}"] = {"type": "array", "title": q["question"], "description": described,
+                                   "items": {"type": "string", "enum": labels}}
+        else:
+            properties[f"q{i}"] = {"type": "string", "title": q["question"], "description": described,
+                                   "enum": [*labels, OTHER]}
+            required.append(f"q{i}")
+        properties[f"q{i}_other"] = {"type": "string", "title": f"{q['header']}: your own answer (optional)"}
+    params = {"sessionId": ctx.session.id, "toolCallId": ctx.tool_call_id, "mode": "form",
+              "message": "\n".join(q["question"] for q in questions),
+              "requestedSchema": {"type": "object", "properties": properties, "required": required}}
+    try:
+        result = await ctx.session.channel.request("elicitation/create", params)
+    except RpcError as exc:
+        log.warning("elicitation/create failed (%s); falling back to permission options", exc.message)
+        return await ask_via_permission(ctx, questions)
+    if not isinstance(result, dict) or result.get("action") != "accept":
+        return None
+    content = result.get("content") or {}
+    answers: Answers = {}
+    for i, q in enumerate(questions):
+        value = content.get(f"q{i}")
+        chosen = [str(v) for v in value] if isinstance(value, list) else ([str(value)] if value else [])
+        other = str(content.get(f"q{i}_other") or "").strip()
+        chosen = [c for c in chosen if c != OTHER] + ([other] if other else [])
+        answers[q["question"]] = chosen
+    return answers
+
+
+async def ask_via_permission(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
+    """Last resort: a permission request per question whose options are the answers (one choice each)."""
+    answers: Answers = {}
+    for q in questions:
+        options = [{"optionId": f"answer_{j}", "name": o["label"], "kind": "allow_once"}
+                   for j, o in enumerate(q["options"])]
+        options.append({"optionId": "dismiss", "name": "Dismiss", "kind": "reject_once"})
+        body = q["question"] + "\n\n" + "\n".join(f"- {o['label']}: {o['description']}" for o in q["options"])
+        request = PermissionRequest(
+            tool_name="AskUserQuestion", access="other", title=q["question"], raw_input={"questions": questions},
+            read_only=True, content=[{"type": "content", "content": {"type": "text", "text": body}}])
+        answer = await ctx.permissions.ask_user(request, ctx, options=options)
+        if not answer.allowed or not (answer.option_id or "").startswith("answer_"):
+            return None
+        index = int((answer.option_id or "").removeprefix("answer_"))
+        answers[q["question"]] = [q["options"][index]["label"]]
+    return answers

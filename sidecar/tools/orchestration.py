@@ -1,0 +1,16 @@
+"""The orchestration tools (questions, plans, sub-agents, skills, tool search, settings), listed once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidecar.tools.base import Tool
+
+
+def orchestration_tools() -> list[Tool[Any]]:
+    from sidecar.tools.agents.task import Task
+    from sidecar.tools.interaction.ask_user_question import AskUserQuestion
+    from sidecar.tools.interaction.todo_write import TodoWrite
+    from sidecar.tools.toolsearch import ToolSearch
+
+    return [AskUserQuestion(), TodoWrite(), Task(), ToolSearch()]
