@@ -886,6 +886,8 @@ _GIT_GLOBAL_FLAG = frozenset(
 
 
 def _check_git(args: list[str], lit: list[bool]) -> Verdict:
+    if args in (["--version"], ["version"]):
+        return None
     i = 0
     while i < len(args) and args[i].startswith("-"):
         a = args[i]

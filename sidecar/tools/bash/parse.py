@@ -154,7 +154,7 @@ def _word_is_literal(node: Any, raw: str) -> bool:
         if part.kind in ("parameter", "commandsubstitution", "processsubstitution"):
             return False
     unq = _unquoted_chars(raw)
-    if any(c in unq for c in "*?[$`"):
+    if any(c in unq for c in "*?$`") or re.search(r"\[.*\]", unq):
         return False
     return not _BRACE.search(unq)
 
@@ -295,6 +295,13 @@ class _Collector:
             if i < len(words):
                 self.add_words(words[i:], raw[i:], lit[i:], "wrapper")
                 cmd.transparent = True
+        elif base in ("sudo", "doas"):
+            # Listed separately so the inner command is judged too; sudo itself stays a part.
+            i = 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 2 if words[i] in ("-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U") else 1
+            if i < len(words):
+                self.add_words(words[i:], raw[i:], lit[i:], "sudo")
         elif base == "xargs":
             self._unwrap_xargs(cmd)
         elif base in ("find", "fd", "fdfind"):
