@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--mode", default=None, help="initial permission mode")
         if name == "chat":
             p.add_argument("--demo", action="store_true", help="use the bundled scripted model (offline)")
+        else:
+            p.add_argument("--offline", action="store_true", help="use the scripted model even with a key")
         p.add_argument("prompt", nargs="?", default=None, help="send this prompt and exit when the turn ends")
         p.set_defaults(func=func)
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+MAX_RETRY_AFTER_S = 120.0
 RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error"}
 
 TextSink = Callable[[str], Awaitable[None]]
@@ -145,9 +146,10 @@ class ModelClient:
                 retry, after = _retryable(exc)
                 if not retry or attempt > self.settings.max_retries:
                     raise ModelError(f"The model request failed: {_describe(exc)}") from None
-                delay = after if after is not None else min(self.settings.max_backoff_s,
-                                                            0.5 * 2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
-                delay = min(delay, self.settings.max_backoff_s)
+                if after is not None:  # the server said when: honour it (within reason)
+                    delay = min(after, MAX_RETRY_AFTER_S)
+                else:
+                    delay = min(self.settings.max_backoff_s, 0.5 * 2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
                 log.warning("model request failed (%s); retry %d in %.1fs", _describe(exc), attempt, delay)
                 if cb.on_retry:
                     await cb.on_retry(attempt, delay, _describe(exc))

@@ -55,7 +55,7 @@ async def test_request_prefix_is_stable_and_cached(acp_sidecar: Harness, workspa
     first_msgs = [json.loads(json.dumps(m).replace(', "cache_control": {"type": "ephemeral"}', ""))
                   for m in first.body["messages"]]
     assert strip[: len(first_msgs)] == first_msgs
-    assert first.headers.get("x-api-key") == TEST_API_KEY
+    assert first.api_key == TEST_API_KEY
 
 
 async def test_unknown_tool_and_bad_input_reach_the_model_as_errors(acp_sidecar: Harness, workspace: Path,

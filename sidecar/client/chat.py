@@ -1,0 +1,166 @@
+"""``sidecar chat`` and ``sidecar demo``: the terminal client.
+
+It spawns ``sidecar serve --acp`` and is its ACP client: streams the answer, shows tool calls and
+diffs, and asks permission and questions in the terminal. Offline (no key, or ``--demo``) it runs the
+bundled scripted model on a copy of the fixture workspace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from sidecar.client.connection import RemoteError, SidecarProcess
+from sidecar.client.render import UpdateRenderer, diff_text
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_WORKSPACE = REPO / "fixtures" / "demo-workspace"
+
+
+class TerminalClient:
+    def __init__(self, console: Console, *, auto_yes: bool) -> None:
+        self.console = console
+        self.auto_yes = auto_yes
+        self.renderer = UpdateRenderer(console)
+
+    async def ask(self, prompt: str) -> str:
+        self.console.print(Text(prompt, style="bold yellow"), end="")
+        line = await asyncio.to_thread(sys.stdin.readline)
+        return line.strip()
+
+    async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.renderer.finish()
+        call = params.get("toolCall") or {}
+        options = params.get("options") or []
+        self.console.print(Text(f"\n⚠ Permission: {call.get('title', 'tool call')}", style="bold yellow"))
+        for item in call.get("content") or []:
+            if item.get("type") == "diff":
+                self.console.print(diff_text(item["path"], item.get("oldText"), item.get("newText", "")))
+        if self.auto_yes:
+            chosen = next((o for o in options if o.get("kind") == "allow_once"), options[0])
+            self.console.print(Text(f"  → {chosen['name']} (--yes)", style="yellow"))
+            return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
+        for i, option in enumerate(options, 1):
+            self.console.print(f"  {i}. {option['name']}")
+        answer = await self.ask("Choose [1]: ") or "1"
+        try:
+            chosen = options[int(answer) - 1]
+        except (ValueError, IndexError):
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
+
+    async def on_ask_user(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.renderer.finish()
+        answers: dict[str, list[str]] = {}
+        for q in params.get("questions") or []:
+            self.console.print(Text(f"\n? {q.get('question')}", style="bold cyan"))
+            labels = [o.get("label", "") for o in q.get("options") or []]
+            for i, option in enumerate(q.get("options") or [], 1):
+                self.console.print(f"  {i}. {option.get('label')} — {option.get('description', '')}")
+            if self.auto_yes:
+                answers[q["question"]] = labels[:1]
+                continue
+            raw = await self.ask("Answer (number(s) or text): ")
+            picked = [labels[int(p) - 1] for p in raw.replace(",", " ").split()
+                      if p.isdigit() and 0 < int(p) <= len(labels)]
+            answers[q["question"]] = picked or [raw]
+        return {"outcome": "answered", "answers": answers}
+
+
+def demo_env(base_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["ANTHROPIC_BASE_URL"] = base_url
+    env["ANTHROPIC_API_KEY"] = "scripted-demo-key"
+    env.pop("ANTHROPIC_AUTH_TOKEN", None)
+    return env
+
+
+async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str], console: Console) -> int:
+    client = TerminalClient(console, auto_yes=bool(args.yes))
+    process = SidecarProcess(framing="acp", env={**env, "PYTHONPATH": str(REPO)}, cwd=str(cwd),
+                             stderr=open(os.devnull, "wb"))  # noqa: SIM115
+    process.handlers["session/request_permission"] = client.on_permission
+    process.handlers["_sidecar/ask_user"] = client.on_ask_user
+    process.on_update = lambda params: client.renderer.render(params["update"])
+    await process.start()
+    try:
+        await process.initialize({"_meta": {"sidecar": {"askUser": True}}})
+        session = await process.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+        session_id = session["sessionId"]
+        if args.mode:
+            await process.request("session/set_mode", {"sessionId": session_id, "modeId": args.mode})
+        prompts = [args.prompt] if args.prompt else None
+        while True:
+            text = prompts.pop(0) if prompts else (None if prompts is not None else await client.ask("\n› "))
+            if text is None or text in ("/quit", "/exit"):
+                return 0
+            if not text:
+                continue
+            if text.startswith("/mode "):
+                await process.request("session/set_mode", {"sessionId": session_id, "modeId": text.split()[1]})
+                continue
+            console.print(Text(f"› {text}", style="bold"))
+            try:
+                result = await process.request("session/prompt", {
+                    "sessionId": session_id, "prompt": [{"type": "text", "text": text}]}, timeout=None)
+            except RemoteError as exc:
+                client.renderer.finish()
+                console.print(Text(f"error: {exc.message}", style="red"))
+                if prompts is not None:
+                    return 1
+                continue
+            client.renderer.finish()
+            console.print(Text(f"[{result['stopReason']}]", style="dim"))
+            if prompts is not None and not prompts:
+                return 0
+    finally:
+        await process.close()
+
+
+def have_credentials() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    if getattr(args, "demo", False) or not have_credentials():
+        return run_demo(args)
+    cwd = Path(args.cwd or os.getcwd()).resolve()
+    return asyncio.run(chat_session(args, cwd, dict(os.environ), Console()))
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The fixture workspace (a temp copy, or --cwd) with real tools: Claude when a key is set (and not
+    --offline), else the bundled scripted model."""
+    from sidecar.client.demo import DEMO_PROMPT, demo_turns
+    from sidecar.testing.scripted_server import ScriptedModelServer
+
+    console = Console()
+    offline = getattr(args, "offline", False) or getattr(args, "demo", False) or not have_credentials()
+    temp: str | None = None
+    if args.cwd:
+        cwd = Path(args.cwd).resolve()
+    else:
+        temp = tempfile.mkdtemp(prefix="sidecar-demo-")
+        cwd = Path(temp) / "demo-workspace"
+        shutil.copytree(DEMO_WORKSPACE, cwd)
+    if not args.prompt:
+        args.prompt = DEMO_PROMPT
+    try:
+        if not offline:
+            console.print(Text(f"Demo with Claude, real tools, workspace {cwd}", style="bold magenta"))
+            return asyncio.run(chat_session(args, cwd, dict(os.environ), console))
+        console.print(Text(f"Offline demo: scripted model, real tools, workspace {cwd}", style="bold magenta"))
+        with ScriptedModelServer(demo_turns(cwd)) as server:
+            return asyncio.run(chat_session(args, cwd, demo_env(server.base_url), console))
+    finally:
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
