@@ -25,6 +25,7 @@ from sidecar.tools.files.common import (
     start_watching,
     still_unchanged,
 )
+from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.diffs import common_prefix, common_suffix
 from sidecar.workspace.ledger import fingerprint_of
 from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model
@@ -97,6 +98,8 @@ class EditTool(Tool[EditInput]):
         who = shown(ctx, path)
         start_watching(ctx)
         refuse_if_dirty(ctx, path)
+        # The file's errors before the change, so the result can name the ones the change introduced.
+        before = await diagnostics_snapshot(ctx, path) if path.exists() else None
         ledger = ledger_of(ctx)
         raw_input = inp.model_dump()
         if not path.exists():  # old_string "" on a missing file: create it
@@ -105,8 +108,9 @@ class EditTool(Tool[EditInput]):
             data = landing.final_text.encode("utf-8")
             atomic_write(path, data)
             ledger.record_write(path, fingerprint_of(path, data))
-            return ToolOutput(blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
-                              editor_content=landing.editor_content, metadata={"subject": str(path)})
+            return await with_new_diagnostics(ctx, path, before, ToolOutput(
+                blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
+                editor_content=landing.editor_content, metadata={"subject": str(path)}))
         data, st = read_bytes(path)
         ledger.require_fresh(path, who, data, st)
         try:
@@ -135,8 +139,9 @@ class EditTool(Tool[EditInput]):
                                 "replace_all to true to change every occurrence.")
             new_text = text.replace(old, new) if inp.replace_all else text.replace(old, new, 1)
         landing = await review(ctx, self.name, path, text, new_text, raw_input)
-        return _land(ctx, path, who, st, enc, text, landing.final_text, landing.summary,
-                     landing.editor_content, replaced=count if inp.old_string and inp.replace_all else 1)
+        return await with_new_diagnostics(ctx, path, before, _land(
+            ctx, path, who, st, enc, text, landing.final_text, landing.summary,
+            landing.editor_content, replaced=count if inp.old_string and inp.replace_all else 1))
 
 
 def _land(ctx: ToolContext, path: Any, who: str, st: os.stat_result, enc: Encoding, old_text: str,

@@ -22,6 +22,7 @@ from sidecar.tools.files.common import (
     start_watching,
     still_unchanged,
 )
+from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.diffs import make_diff
 from sidecar.workspace.ledger import fingerprint_of
 from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model
@@ -67,6 +68,8 @@ class WriteTool(Tool[WriteInput]):
         who = shown(ctx, path)
         start_watching(ctx)
         refuse_if_dirty(ctx, path)
+        # The file's errors before the change, so the result can name the ones the change introduced.
+        before = await diagnostics_snapshot(ctx, path) if path.exists() else None
         ledger = ledger_of(ctx)
         raw_input = inp.model_dump()
         if not path.exists():
@@ -80,8 +83,9 @@ class WriteTool(Tool[WriteInput]):
             ledger.record_write(path, fingerprint_of(path, data))
             lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
             text = f"File created successfully at: {path} ({lines} lines)."
-            return ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
-                              editor_content=landing.editor_content, metadata={"subject": str(path)})
+            return await with_new_diagnostics(ctx, path, before, ToolOutput(
+                blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
+                editor_content=landing.editor_content, metadata={"subject": str(path)}))
         data, st = read_bytes(path)
         ledger.require_fresh(path, who, data, st)
         try:
@@ -100,5 +104,6 @@ class WriteTool(Tool[WriteInput]):
         d = make_diff(old_text, landing.final_text, who)
         text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
                 + (f"; kept {enc.describe()}" if enc.name != "utf-8" or enc.bom or enc.crlf else "") + ").")
-        return ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
-                          editor_content=landing.editor_content, metadata={"subject": str(path)})
+        return await with_new_diagnostics(ctx, path, before, ToolOutput(
+            blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
+            editor_content=landing.editor_content, metadata={"subject": str(path)}))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from sidecar.tools.base import ToolError
+from sidecar.tools.base import TextBlock, ToolError, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.servers import ServerDied, language_servers
 from sidecar.workspace.paths import display_path
@@ -30,7 +30,7 @@ from sidecar.workspace.paths import display_path
 log = logging.getLogger(__name__)
 
 # Waiting for the server's first analysis of a file (cold start included) and for a re-analysis.
-FIRST_TIMEOUT = 20.0
+FIRST_TIMEOUT = 15.0
 AFTER_EDIT_TIMEOUT = 10.0
 # Quiet time after a publish before the diagnostics count as settled.
 SETTLE = 0.15
@@ -155,3 +155,17 @@ def _same_file(uri: str, path: Path) -> bool:
     if parts.scheme != "file":
         return False
     return os.path.realpath(unquote(parts.path)) == str(path)
+
+
+async def with_new_diagnostics(ctx: ToolContext, path: Path | str, before: Diagnostics | None,
+                               output: ToolOutput) -> ToolOutput:
+    """``output`` with the edit's new errors appended to its last text block (for Edit/Write)."""
+    extra = await diagnostics_after_edit(ctx, path, before)
+    if extra:
+        last = next((b for b in reversed(output.blocks) if isinstance(b, TextBlock)), None)
+        if last is None:
+            output.blocks.append(TextBlock(extra.lstrip("\n")))
+        else:
+            last.text += extra
+        output.metadata["new_diagnostics"] = extra.count("\n  ")
+    return output

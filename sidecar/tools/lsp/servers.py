@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 INITIALIZE_TIMEOUT = 60.0
 REQUEST_TIMEOUT = 30.0
-SHUTDOWN_GRACE = 2.0
+SHUTDOWN_GRACE = 1.5
 # Restarts allowed within RESTART_WINDOW seconds before the tool gives up on a crashing server.
 MAX_RESTARTS = 3
 RESTART_WINDOW = 60.0
