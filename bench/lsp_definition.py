@@ -35,7 +35,8 @@ from sidecar.tools.registry import ToolRegistry  # noqa: E402
 
 
 class QuietChannel:
-    client_capabilities: dict[str, Any] = {}
+    def __init__(self) -> None:
+        self.client_capabilities: dict[str, Any] = {}
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         raise RuntimeError(f"unexpected request {method}")
