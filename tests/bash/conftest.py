@@ -36,7 +36,7 @@ class RecordingChannel:
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
-    home = tmp_path / "home"
+    home = tmp_path / "bash-home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
