@@ -161,6 +161,7 @@ export class Ctx implements vscode.Disposable {
     for (const d of this.clientDisposables) d.dispose();
     this.clientDisposables = [];
     this.reviews.cancelAll();
+    await this.sessions.attach(undefined);
     if (client) {
       try {
         await client.stop(5000);

@@ -5,7 +5,7 @@
  * Direction is in the name of each group: "to the sidecar" are requests/notifications we send,
  * "from the sidecar" are requests we answer.
  */
-import { NotificationType, RequestType } from 'vscode-languageclient/node';
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
 
 // ---------------------------------------------------------------- ACP shapes (the parts we use)
 

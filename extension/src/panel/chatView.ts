@@ -62,7 +62,8 @@ export class ChatView implements vscode.WebviewViewProvider, View {
   }
 
   private setBadge(n: number): void {
-    if (this.view) this.view.badge = n > 0 ? { value: n, tooltip: `${n} waiting for you` } : undefined;
+    // A zero badge is hidden; assigning `undefined` did not clear a shown badge in code-server 4.100.
+    if (this.view) this.view.badge = { value: n, tooltip: n > 0 ? `${n} waiting for you` : '' };
   }
 
   private async onMessage(m: FromView): Promise<void> {
