@@ -108,7 +108,7 @@ class Harness:
 async def start_harness(framing: str, env: dict[str, str], model: ScriptedModelServer, tmp_path: Path,
                         client_capabilities: dict[str, Any] | None = None,
                         settings: dict[str, Any] | None = None) -> Harness:
-    stderr = open(tmp_path / f"sidecar-{framing}.stderr", "wb")  # noqa: SIM115 - closed with the test dir
+    stderr = open(tmp_path / f"sidecar-{framing}.stderr", "wb")
     process = SidecarProcess(framing=framing, env=env, cwd=str(REPO), stderr=stderr,  # type: ignore[arg-type]
                              argv=[sys.executable, "-m", "sidecar", "serve", *(["--acp"] if framing == "acp" else [])])
     await process.start()

@@ -121,17 +121,16 @@ class ModelClient:
             try:
                 async with self.client.messages.stream(**params) as stream:
                     async for event in stream:
-                        etype = event.type
-                        if etype == "text":
+                        if event.type == "text":
                             delta: str = event.text
                             start = attempt_text
                             attempt_text += len(delta)
                             if attempt_text > shown_text and cb.on_text:
                                 await cb.on_text(delta[max(0, shown_text - start):])
                                 shown_text = attempt_text
-                        elif etype == "thinking" and cb.on_thinking:
+                        elif event.type == "thinking" and cb.on_thinking:
                             await cb.on_thinking(event.thinking)
-                        elif etype == "content_block_stop" and cb.on_block:
+                        elif event.type == "content_block_stop" and cb.on_block:
                             await cb.on_block(event.content_block.model_dump(mode="json", exclude_none=True))
                     message = await stream.get_final_message()
                 return ModelReply(

@@ -34,7 +34,7 @@ class TerminalClient:
 
     async def ask(self, prompt: str) -> str:
         self.console.print(Text(prompt, style="bold yellow"), end="")
-        line = await asyncio.to_thread(sys.stdin.readline)
+        line: str = await asyncio.to_thread(sys.stdin.readline)
         return line.strip()
 
     async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def demo_env(base_url: str) -> dict[str, str]:
 async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str], console: Console) -> int:
     client = TerminalClient(console, auto_yes=bool(args.yes))
     process = SidecarProcess(framing="acp", env={**env, "PYTHONPATH": str(REPO)}, cwd=str(cwd),
-                             stderr=open(os.devnull, "wb"))  # noqa: SIM115
+                             stderr=open(os.devnull, "wb"))
     process.handlers["session/request_permission"] = client.on_permission
     process.handlers["_sidecar/ask_user"] = client.on_ask_user
     process.on_update = lambda params: client.renderer.render(params["update"])

@@ -125,7 +125,7 @@ class SidecarProcess:
             if self.on_update is not None:
                 result = self.on_update(update)
                 if asyncio.iscoroutine(result):
-                    task = asyncio.create_task(result)  # type: ignore[arg-type]
+                    task = asyncio.create_task(result)
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
 

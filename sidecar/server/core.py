@@ -183,7 +183,7 @@ class SessionCore:
         session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
                           additional_directories=[Path(d) for d in saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
-                          mode=saved.mode if saved.mode in MODES else "default")  # type: ignore[arg-type]
+                          mode=saved.mode if saved.mode in MODES else "default")
         await self._start(session)
         for update in replay_updates(saved.messages):
             await session.send_update(update)

@@ -99,7 +99,8 @@ class Session:
     async def send_update(self, update: dict[str, Any]) -> None:
         await self.channel.notify("session/update", {"sessionId": self.id, "update": update})
 
-    async def request_permission(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> dict[str, Any] | None:
+    async def request_permission(self, tool_call: dict[str, Any],
+                                 options: list[dict[str, Any]]) -> dict[str, Any] | None:
         """ACP ``session/request_permission``; returns the selected outcome dict or None when cancelled."""
         try:
             result = await self.channel.request(
