@@ -61,7 +61,10 @@ class LocalServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.httpd = ThreadingHTTPServer((host, 0), _H)
+        class _Server(ThreadingHTTPServer):
+            request_queue_size = 128
+
+        self.httpd = _Server((host, 0), _H)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

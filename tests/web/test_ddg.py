@@ -56,7 +56,8 @@ def test_parser_falls_back_to_the_lite_layout() -> None:
         "https://docs.python.org/3/library/asyncio-task.html",
         "https://stackoverflow.com/questions/74623311/asyncio-timeout",
     ]
-    assert hits[1].snippet == "This section outlines high-level asyncio APIs to work with coroutines and Tasks."
+    assert hits[1].snippet == ("This section outlines high-level asyncio APIs to work with coroutines "
+                               "and Tasks.")
 
 
 def test_no_results_page_gives_an_empty_list() -> None:
@@ -78,7 +79,8 @@ async def test_domain_filters(http_server: LocalServer) -> None:
     endpoint = http_server.url("/html/")
     only = await ddg.search("q", endpoint=endpoint, limit=20, allowed_domains=["python.org"])
     assert {ddg.host_of(h.url) for h in only} == {"docs.python.org", "peps.python.org"}
-    blocked = await ddg.search("q", endpoint=endpoint, limit=20, blocked_domains=["docs.python.org", "github.com"])
+    blocked = await ddg.search("q", endpoint=endpoint, limit=20,
+                               blocked_domains=["docs.python.org", "github.com"])
     hosts = {ddg.host_of(h.url) for h in blocked}
     assert "docs.python.org" not in hosts and "github.com" not in hosts and "peps.python.org" in hosts
 

@@ -29,7 +29,8 @@ DOC_PAGE = """<!doctype html>
 <nav><ul><li><a href="/docs/a">Getting started</a></li><li><a href="/docs/b">API</a></li></ul></nav>
 <main>
 <h1>Installing widget</h1>
-<p>Install with <code>pip install widget==2.1</code>. See the <a href="/docs/config">configuration guide</a>.</p>
+<p>Install with <code>pip install widget==2.1</code>.
+See the <a href="/docs/config">configuration guide</a>.</p>
 <h2>Requirements</h2>
 <ul><li>Python 3.11 or later</li><li>libffi</li></ul>
 <script>trackPageView("install")</script>
@@ -40,7 +41,8 @@ DOC_PAGE = """<!doctype html>
 
 DOC_MARKDOWN = """# Installing widget
 
-Install with `pip install widget==2.1`. See the [configuration guide]({base}/docs/config).
+Install with `pip install widget==2.1`.
+See the [configuration guide]({base}/docs/config).
 
 ## Requirements
 
@@ -59,7 +61,9 @@ async def test_html_page_becomes_clean_markdown(make_env: MakeEnv, http_server: 
     header, _, body = text.partition("\n\n")
     assert header.startswith(f"{url} (200, text/html, ")
     assert body == DOC_MARKDOWN.format(base=base)
-    for noise in ("analytics", "tracking", "Widget home", "Getting started", "Privacy", "font-family", "cookie"):
+    noise_words = ("analytics", "tracking", "Widget home", "Getting started", "Privacy", "font-family",
+                   "cookie")
+    for noise in noise_words:
         assert noise not in text
     assert env.channel.permission_requests == []  # the explicit rule allowed it
     assert result.metadata["answered_by"] == "page"
@@ -72,14 +76,15 @@ async def test_same_host_redirect_is_followed(make_env: MakeEnv, http_server: Lo
     env = make_env(allow=[LOOPBACK_RULE])
     http_server.redirect("/old", "/new")
     http_server.page("/new", "moved here", content_type="text/plain")
-    text, result = await env.fetch(http_server.url("/old"))
+    text, _ = await env.fetch(http_server.url("/old"))
     assert text.splitlines()[0].startswith(f"{http_server.url('/new')} (200, text/plain")
     assert f"(Redirected from {http_server.url('/old')}.)" in text
     assert text.endswith("moved here")
     assert [p for p, _ in http_server.requests] == ["/old", "/new"]
 
 
-async def test_cross_host_redirect_is_returned_not_followed(make_env: MakeEnv, http_server: LocalServer) -> None:
+async def test_cross_host_redirect_is_returned_not_followed(make_env: MakeEnv,
+                                                            http_server: LocalServer) -> None:
     env = make_env(allow=[LOOPBACK_RULE, "WebFetch(domain:localhost)"])
     target = http_server.url("/elsewhere", host="localhost")
     http_server.redirect("/hop", target, status=301)
@@ -87,7 +92,8 @@ async def test_cross_host_redirect_is_returned_not_followed(make_env: MakeEnv, h
     text, result = await env.fetch(http_server.url("/hop"), "Get the title")
     assert not result.output.is_error
     assert text == (
-        f"REDIRECT DETECTED: {http_server.url('/hop')} redirects (HTTP 301) to a different host:\n{target}\n\n"
+        f"REDIRECT DETECTED: {http_server.url('/hop')} redirects (HTTP 301) to a different host:\n"
+        f"{target}\n\n"
         "The redirect was not followed, because permission to fetch is given per host. To read the page, "
         f'call WebFetch again with url "{target}" and the same prompt.')
     assert [p for p, _ in http_server.requests] == ["/hop"]
@@ -122,9 +128,8 @@ async def test_a_50_mb_body_is_cut_at_10_mb_without_reading_the_rest(make_env: M
     await asyncio.wait_for(done.wait(), 10)
 
     assert "(The download was cut at 10.0 MB; the rest of the page was not read.)" in text
-    saved = Path(result.metadata["saved_path"])
-    assert saved.stat().st_size == 10 * 1024 * 1024
-    assert saved.read_bytes()[:4] == b"\xa5" * 4
+    data = await asyncio.to_thread(Path(result.metadata["saved_path"]).read_bytes)
+    assert len(data) == 10 * 1024 * 1024 and data[:4] == b"\xa5" * 4
     assert result.metadata["truncated"] is True
     # The server could not send the whole 50 MB: the client closed the connection.
     assert http_server.bytes_sent["/huge.bin"] < total
@@ -145,8 +150,8 @@ async def test_a_slow_server_times_out(make_env: MakeEnv, http_server: LocalServ
     text, result = await env.fetch(http_server.url("/slow"))
     assert time.monotonic() - start < 2.5
     assert result.output.is_error
-    assert text == (f"Fetching {http_server.url('/slow')} timed out after 1 s. The server is slow or unreachable; "
-                    "try again later or use another source.")
+    assert text == (f"Fetching {http_server.url('/slow')} timed out after 1 s. The server is slow or "
+                    "unreachable; try again later or use another source.")
 
 
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4"
@@ -163,7 +168,7 @@ async def test_binaries_are_saved_as_files(make_env: MakeEnv, http_server: Local
     http_server.page(path, body, content_type=content_type)
     text, result = await env.fetch(http_server.url(path))
     saved = Path(result.metadata["saved_path"])
-    assert saved.suffix == suffix and saved.read_bytes() == body
+    assert saved.suffix == suffix and await asyncio.to_thread(saved.read_bytes) == body
     assert saved.parent == env.session.store.tool_output_dir(env.session.id)
     assert f"is binary content ({content_type}, {len(body)} bytes), which cannot be shown as text. " \
            f"It was saved to {saved}." in text
@@ -253,10 +258,11 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         return httpx.Response(200, headers={"Content-Type": "text/plain"}, content=self.body)
 
 
-async def test_public_host_asks_upgrades_to_https_and_connects_to_the_checked_address(make_env: MakeEnv) -> None:
+async def test_public_host_asks_upgrades_to_https_and_connects_to_the_checked_address(
+        make_env: MakeEnv) -> None:
     transport = RecordingTransport()
     env = make_env(transport=transport, resolver=stub_resolver({"example.com": ["93.184.216.34"]}))
-    text, result = await env.fetch("http://example.com/page?x=1")
+    text, _ = await env.fetch("http://example.com/page?x=1")
     assert text.endswith("hello from a public host")
     sent = transport.requests[0]
     assert str(sent.url) == "https://93.184.216.34/page?x=1"
@@ -305,7 +311,8 @@ LONG_PAGE = "<html><body><main>" + "".join(
 
 async def test_long_pages_are_answered_by_the_small_model(make_env: MakeEnv, http_server: LocalServer,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    with ScriptedModelServer([{"content": [{"type": "text", "text": "The page says the answer is 42."}]}]) as model:
+    answer = {"content": [{"type": "text", "text": "The page says the answer is 42."}]}
+    with ScriptedModelServer([answer]) as model:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", model.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
         monkeypatch.setenv("SIDECAR_SMALL_MODEL", "small-test-model")

@@ -128,12 +128,13 @@ class WebFetch(Tool[WebFetchInput]):
         return True
 
     async def validate(self, inp: WebFetchInput, ctx: ToolContext) -> None:
-        resolve_target(inp.url, ctx)
+        ctx.extra["web.target"] = resolve_target(inp.url, ctx)
         if not inp.prompt.strip():
             raise ToolError("`prompt` is empty. Say what you want to learn from the page.")
 
     async def check_permission(self, inp: WebFetchInput, ctx: ToolContext) -> None:
-        target = resolve_target(inp.url, ctx)
+        cached = ctx.extra.get("web.target")
+        target = cached if isinstance(cached, Target) else resolve_target(inp.url, ctx)
         host = target.host
         request = PermissionRequest(
             tool_name=self.name,

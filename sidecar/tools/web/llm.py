@@ -11,8 +11,9 @@ with few retries.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from sidecar.agent.config import ModelSettings
@@ -22,16 +23,19 @@ WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
 MAX_SEARCH_USES = 5
 
 
-def model_client(session: Any) -> ModelClient:
+@contextlib.asynccontextmanager
+async def model_client(session: Any) -> AsyncIterator[ModelClient]:
+    """The shared client when there is one; else a short-lived one, closed after the call."""
     for shared in (session.services.get("model"), getattr(session.services.get("core"), "model", None)):
         if isinstance(shared, ModelClient):
-            return shared
-    client = session.services.get("web.model")
-    if not isinstance(client, ModelClient):
-        settings = dataclasses.replace(ModelSettings.from_env(), max_retries=2, max_backoff_s=5.0)
-        client = ModelClient(settings)
-        session.services["web.model"] = client
-    return client
+            yield shared
+            return
+    settings = dataclasses.replace(ModelSettings.from_env(), max_retries=2, max_backoff_s=5.0)
+    client = ModelClient(settings)
+    try:
+        yield client
+    finally:
+        await client.client.close()
 
 
 def extraction_prompt(url: str, markdown: str, prompt: str) -> str:
@@ -45,13 +49,13 @@ def extraction_prompt(url: str, markdown: str, prompt: str) -> str:
 
 async def extract(session: Any, url: str, markdown: str, prompt: str) -> str:
     """The small model's answer to ``prompt`` about the page."""
-    client = model_client(session)
-    reply = await client.complete({
-        "model": client.settings.small_model,
-        "max_tokens": 2048,
-        "messages": [{"role": "user", "content": [{"type": "text",
-                                                   "text": extraction_prompt(url, markdown, prompt)}]}],
-    })
+    async with model_client(session) as client:
+        reply = await client.complete({
+            "model": client.settings.small_model,
+            "max_tokens": 2048,
+            "messages": [{"role": "user", "content": [{"type": "text",
+                                                       "text": extraction_prompt(url, markdown, prompt)}]}],
+        })
     text = "\n".join(b.get("text", "") for b in reply.content if b.get("type") == "text").strip()
     return text
 
@@ -61,18 +65,18 @@ BlockSink = Callable[[dict[str, Any]], Awaitable[None]]
 
 async def server_search(session: Any, query: str, allowed_domains: list[str] | None,
                         blocked_domains: list[str] | None, on_block: BlockSink | None = None) -> ModelReply:
-    client = model_client(session)
     tool: dict[str, Any] = {"type": WEB_SEARCH_TOOL_TYPE, "name": "web_search", "max_uses": MAX_SEARCH_USES}
     if allowed_domains:
         tool["allowed_domains"] = allowed_domains
     if blocked_domains:
         tool["blocked_domains"] = blocked_domains
-    return await client.stream({
-        "model": client.settings.model,
-        "max_tokens": 4096,
-        "system": "You are an assistant for performing a web search tool use. Search the web for the user's "
-                  "query, then answer briefly, citing the pages you used.",
-        "messages": [{"role": "user", "content": [{"type": "text",
-                                                   "text": f"Perform a web search for the query: {query}"}]}],
-        "tools": [tool],
-    }, StreamCallbacks(on_block=on_block))
+    async with model_client(session) as client:
+        return await client.stream({
+            "model": client.settings.model,
+            "max_tokens": 4096,
+            "system": "You are an assistant for performing a web search tool use. Search the web for the "
+                      "user's query, then answer briefly, citing the pages you used.",
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": f"Perform a web search for the query: {query}"}]}],
+            "tools": [tool],
+        }, StreamCallbacks(on_block=on_block))
