@@ -1,0 +1,153 @@
+"""Connecting a session's MCP servers and bridging their tools and resources.
+
+Each server runs in its own asyncio task that holds the ``mcp`` client open (the SDK's anyio scopes
+must be entered and left in one task) until the session closes. Servers connect in parallel when the
+session starts, each bounded by ``CONNECT_TIMEOUT``; one that fails or dies later is reported (a
+notice for the model, a log line, an audit event), never fatal: its tools answer with an error that
+says so. Tools are registered as ``mcp__<server>__<tool>`` in the session's registry; with at least one
+server connected, ``ListMcpResources`` and ``ReadMcpResource`` are added too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from contextlib import AsyncExitStack
+from typing import Any
+
+from sidecar.mcp.config import ServerConfig, server_configs
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT = float(os.environ.get("SIDECAR_MCP_TIMEOUT") or 30)
+
+
+def tool_name(server: str, tool: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")
+    return clean[:64]
+
+
+class McpConnection:
+    def __init__(self, config: ServerConfig, session: Any) -> None:
+        self.config = config
+        self.session = session
+        self.client: Any = None
+        self.tools: list[Any] = []
+        self.error: str | None = None
+        self.dead = False
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def _client(self) -> Any:
+        from mcp import Client, StdioServerParameters
+
+        c = self.config
+        if c.transport == "stdio":
+            params = StdioServerParameters(command=c.command, args=c.args, env=c.env or None, cwd=self.session.cwd)
+            return Client(params, mode="legacy")
+        if c.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return Client(sse_client(c.url, headers=c.headers or None), mode="legacy")
+        if c.headers:
+            import httpx2  # the SDK's own HTTP stack
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = httpx2.AsyncClient(headers=c.headers, follow_redirects=False)
+            return Client(streamable_http_client(c.url, http_client=http))
+        return Client(c.url)
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
+        try:
+            await asyncio.wait_for(self._ready.wait(), CONNECT_TIMEOUT)
+        except TimeoutError:
+            self.error = f"did not answer within {CONNECT_TIMEOUT:.0f}s"
+            self._stop.set()
+
+    async def _run(self) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                self.client = await stack.enter_async_context(self._client())
+                listing = await self.client.list_tools()
+                self.tools = list(listing.tools)
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as exc:
+            self.error = self.error or f"{type(exc).__name__}: {exc}"
+            log.warning("MCP server %s: %s", self.name, self.error)
+        finally:
+            if self._ready.is_set() and not self._stop.is_set():
+                self.mark_dead(self.error or "the connection closed")
+            self._ready.set()
+
+    def mark_dead(self, reason: str) -> None:
+        if self.dead:
+            return
+        self.dead = True
+        self.error = reason
+        self.session.audit("mcp_server_died", server=self.name, reason=reason)
+        self.session.add_notice(f"The MCP server {self.name!r} stopped ({reason}); its tools (mcp__{self.name}__*) "
+                                "are unavailable for the rest of this session. Tell the user if it matters.")
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 5)
+            except (TimeoutError, Exception):
+                self._task.cancel()
+
+
+class McpManager:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.connections: dict[str, McpConnection] = {}
+
+    async def start(self, configs: list[ServerConfig]) -> None:
+        conns = [McpConnection(c, self.session) for c in configs]
+        await asyncio.gather(*(c.start() for c in conns))
+        for conn in conns:
+            self.connections[conn.name] = conn
+            if conn.error and not conn.tools:
+                self.session.audit("mcp_server_failed", server=conn.name, error=conn.error)
+                self.session.add_notice(f"The MCP server {conn.name!r} could not be started ({conn.error}); its "
+                                        "tools are unavailable.")
+
+    def status(self) -> list[dict[str, Any]]:
+        return [{"name": c.name, "transport": c.config.transport, "source": c.config.source,
+                 "status": "failed" if c.dead or (c.error and not c.tools) else "connected",
+                 "tools": len(c.tools), **({"error": c.error} if c.error else {})} for c in self.connections.values()]
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
+
+
+async def start_mcp(session: Any) -> None:
+    from sidecar.mcp.tools import McpTool, resource_tools
+
+    configs = server_configs(session.cwd, session.mcp_servers)
+    if not configs:
+        return
+    manager = McpManager(session)
+    session.services["mcp"] = manager
+    await manager.start(configs)
+    registry = session.services["registry"]
+    added = 0
+    for conn in manager.connections.values():
+        for tool in conn.tools:
+            name = tool_name(conn.name, tool.name)
+            if registry.get(name) is None:
+                registry.add(McpTool(conn, tool, name))
+                added += 1
+    if any(c.tools for c in manager.connections.values()):
+        for tool in resource_tools(manager):
+            registry.add(tool)
+    log.info("MCP: %d servers, %d tools", len(manager.connections), added)
