@@ -39,6 +39,11 @@ def install(core: SessionCore) -> None:
             handled = await run_command(core, session, name, argument)
             if handled is not None:
                 return handled
+            skill = (session.services.get("skills") or {}).get(name)
+            if skill is not None:  # /<skill> args: the skill, loaded, is the prompt
+                from sidecar.tools.skills.skill import skill_prompt
+
+                params = {**params, "prompt": await skill_prompt(session, skill, argument)}
         checkpoints = session.services.get("checkpoints")
         message_id = checkpoints.begin_turn() if checkpoints is not None and not busy else None
         result = await original_prompt(params, channel)

@@ -11,6 +11,7 @@ def orchestration_tools() -> list[Tool[Any]]:
     from sidecar.tools.agents.task import Task
     from sidecar.tools.interaction.ask_user_question import AskUserQuestion
     from sidecar.tools.interaction.todo_write import TodoWrite
+    from sidecar.tools.skills.skill import Skill
     from sidecar.tools.toolsearch import ToolSearch
 
-    return [AskUserQuestion(), TodoWrite(), Task(), ToolSearch()]
+    return [AskUserQuestion(), TodoWrite(), Task(), Skill(), ToolSearch()]
