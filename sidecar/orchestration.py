@@ -44,6 +44,10 @@ def install(core: SessionCore) -> None:
                 from sidecar.tools.skills.skill import skill_prompt
 
                 params = {**params, "prompt": await skill_prompt(session, skill, argument)}
+        if session.services.get("brief") and not busy:
+            from sidecar.tools.interaction.brief import BRIEF_NOTICE
+
+            session.add_notice(BRIEF_NOTICE)
         checkpoints = session.services.get("checkpoints")
         message_id = checkpoints.begin_turn() if checkpoints is not None and not busy else None
         result = await original_prompt(params, channel)

@@ -10,8 +10,10 @@ from sidecar.tools.base import Tool
 def orchestration_tools() -> list[Tool[Any]]:
     from sidecar.tools.agents.task import Task
     from sidecar.tools.interaction.ask_user_question import AskUserQuestion
+    from sidecar.tools.interaction.brief import Brief
+    from sidecar.tools.interaction.config import Config
     from sidecar.tools.interaction.todo_write import TodoWrite
     from sidecar.tools.skills.skill import Skill
     from sidecar.tools.toolsearch import ToolSearch
 
-    return [AskUserQuestion(), TodoWrite(), Task(), Skill(), ToolSearch()]
+    return [AskUserQuestion(), TodoWrite(), Task(), Skill(), ToolSearch(), Config(), Brief()]

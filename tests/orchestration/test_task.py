@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sidecar.agent.config import DEFAULT_SMALL_MODEL
 from sidecar.testing.scripted_server import RecordedRequest, ScriptedModelServer
 from tests.orchestration.conftest import MakeSidecar, result_text
 
@@ -107,7 +108,7 @@ async def test_custom_agent_type_from_claude_agents(make_sidecar: MakeSidecar, w
     task_def = next(t for t in first.body["tools"] if t["name"] == "Task")
     assert "- reviewer: Reviews code for bugs. (Tools: Read, Grep)" in task_def["description"]
     sub = model_server.message_requests()[1]
-    assert sub.body["model"] == "claude-haiku-4-5"
+    assert sub.body["model"] == DEFAULT_SMALL_MODEL
     assert [t["name"] for t in sub.body["tools"]] == ["Read", "Grep"]
     assert "You review code. Be terse." in sub.body["system"][0]["text"]
     ok, unknown = model_server.message_requests()[-1].tool_results()
