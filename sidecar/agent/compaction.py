@@ -96,7 +96,8 @@ async def summarise(agent: AgentLoop, messages: list[dict[str, Any]], instructio
     """Ask the model for a summary of ``messages``, with the same prefix (tools, system) as the agent."""
     request = agent.build_request()
     ask = SUMMARY_INSTRUCTIONS + (f"\n\nAdditional instructions from the user: {instructions}" if instructions else "")
-    request["messages"] = [*json.loads(json.dumps(messages)), {"role": "user", "content": [{"type": "text", "text": ask}]}]
+    ask_message = {"role": "user", "content": [{"type": "text", "text": ask}]}
+    request["messages"] = [*json.loads(json.dumps(messages)), ask_message]
     request["max_tokens"] = min(SUMMARY_MAX_TOKENS, int(request.get("max_tokens") or SUMMARY_MAX_TOKENS))
     request["tool_choice"] = {"type": "none"}
     reply = await agent.model.complete(request)

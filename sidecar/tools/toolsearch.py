@@ -135,7 +135,7 @@ class ToolSearch(Tool[ToolSearchInput]):
         text = "Loaded " + ", ".join(found) + ". You can call them now."
         if missing:
             text += f" Not found: {', '.join(missing)}."
-        return ToolOutput(blocks=[ToolReferenceBlock(n) for n in found] + [_text(text)],  # type: ignore[list-item]
+        return ToolOutput(blocks=[ToolReferenceBlock(n) for n in found] + [_text(text)],
                           editor_content=[{"type": "content", "content": {"type": "text", "text": text}}],
                           metadata={"subject": query, "loaded": found})
 

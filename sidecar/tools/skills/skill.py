@@ -46,7 +46,8 @@ class SkillDef:
 
 def discover_skills(cwd: Path, home: Path | None = None) -> dict[str, SkillDef]:
     found: dict[str, SkillDef] = {}
-    for root, source in (((home or Path.home()) / ".claude" / "skills", "user"), (cwd / ".claude" / "skills", "project")):
+    user_root = (home or Path.home()) / ".claude" / "skills"
+    for root, source in ((user_root, "user"), (cwd / ".claude" / "skills", "project")):
         if not root.is_dir():
             continue
         for skill_md in sorted(root.glob("*/SKILL.md")):
