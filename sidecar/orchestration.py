@@ -23,6 +23,7 @@ BUILTIN_COMMANDS = [
     {"name": "compact", "description": "Summarise the conversation so far to free context",
      "input": {"hint": "optional instructions for the summary"}},
     {"name": "clear", "description": "Start the conversation afresh (files are kept)"},
+    {"name": "model", "description": "Show or set the model", "input": {"hint": "model id"}},
 ]
 
 
@@ -136,6 +137,14 @@ async def run_command(core: SessionCore, session: Session, name: str, argument: 
         except Exception as exc:
             raise RpcError(-32000, f"Compaction failed: {exc}") from None
         text = "Conversation compacted." if done else "Nothing to compact yet."
+        await session.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+        return {"stopReason": "end_turn"}
+    if name == "model":
+        settings = core.model_settings
+        if argument:
+            settings.model = argument
+            session.audit("config", setting="model", new=argument)
+        text = f"Model: {settings.model} (small model: {settings.small_model})"
         await session.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
         return {"stopReason": "end_turn"}
     if name == "clear":

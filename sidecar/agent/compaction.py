@@ -1,7 +1,8 @@
 """Long sessions: token accounting and compaction of the conversation near the context window.
 
 Before each model request of the main agent, the request's size is estimated (the larger of the last
-reply's reported usage and the request's JSON characters / 4). Over ``AUTO_COMPACT_AT`` of the context
+reply's reported usage and the request's JSON characters / 4); when the estimate crosses the line, the
+API's ``count_tokens`` confirms it (the estimate stands if the endpoint has none). Over ``AUTO_COMPACT_AT`` of the context
 window (setting ``contextWindow`` / env ``SIDECAR_CONTEXT_WINDOW``), older messages are summarised by
 the model and replaced with the summary; the most recent messages (up to ``KEEP_RECENT`` of the window)
 are kept as they are. The cut is always before an assistant message, so no tool result loses its call.
@@ -61,6 +62,14 @@ async def before_model_request(agent: AgentLoop) -> None:
     window = agent.model.settings.context_window
     tokens = request_tokens(agent)
     agent.session.services["usage_valid"] = True
+    if tokens < window * AUTO_COMPACT_AT:
+        return
+    try:  # the estimate says compact: confirm with the API's own count before summarising
+        request = agent.build_request()
+        request.pop("extra_headers", None)
+        tokens = await agent.model.count_tokens(request)
+    except Exception as exc:  # an endpoint without count_tokens: trust the estimate
+        log.debug("count_tokens failed (%s); using the estimate", exc)
     if tokens < window * AUTO_COMPACT_AT:
         return
     log.info("context at %d of %d tokens: compacting", tokens, window)

@@ -46,7 +46,10 @@ def read_memory(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
     for path in candidates:
         try:
             if path.is_file():
-                found.append((path, path.read_text(encoding="utf-8", errors="replace")[:MAX_MEMORY_CHARS]))
+                from sidecar.memory.nested import expand_imports  # @path imports, as nested memory has
+
+                text = path.read_text(encoding="utf-8", errors="replace")[:MAX_MEMORY_CHARS]
+                found.append((path, expand_imports(text, path.parent, {path.resolve()})))
         except OSError:
             continue
     return found

@@ -35,3 +35,15 @@ async def test_nested_claude_md_loaded_on_first_read_below_it(make_sidecar: Make
     assert "Functions are named verb_noun." in reminder["text"]  # the @import, inlined
     # Loaded once: the next read below pkg adds nothing.
     assert requests[3].text().count("Code in pkg uses tabs.") == 1
+
+
+def test_project_memory_imports_in_the_system_prompt(tmp_path: Path) -> None:
+    from sidecar.agent.prompt import read_memory
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("Project rules.\n@docs/style.md\nNot an import: `@docs/none.md`\n")
+    (tmp_path / "docs" / "style.md").write_text("Use black. See @../CLAUDE.md\n")
+    [(path, text)] = read_memory(tmp_path, home=tmp_path / "nohome")
+    assert path == tmp_path / "CLAUDE.md"
+    assert text == (f"Project rules.\n@docs/style.md\n<imported path=\"{tmp_path / 'docs' / 'style.md'}\">\n"
+                    "Use black. See @../CLAUDE.md\n</imported>\nNot an import: `@docs/none.md`")

@@ -61,7 +61,7 @@ async def test_skill_loaded_and_its_commands_governed(make_sidecar: MakeSidecar,
             break
         await asyncio.sleep(0.1)
     commands = harness.process.updates_for(session, "available_commands_update")[-1]["availableCommands"]
-    assert [c["name"] for c in commands] == ["compact", "clear", "release"]
+    assert [c["name"] for c in commands] == ["compact", "clear", "model", "release"]
     harness.permission_policy = reject
     model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
     assert await harness.prompt(session, "/release v3") == "end_turn"
