@@ -1,11 +1,12 @@
 """Long sessions: token accounting and compaction of the conversation near the context window.
 
 Before each model request of the main agent, the request's size is estimated (the larger of the last
-reply's reported usage and the request's JSON characters / 4); when the estimate crosses the line, the
-API's ``count_tokens`` confirms it (the estimate stands if the endpoint has none). Over ``AUTO_COMPACT_AT`` of the context
-window (setting ``contextWindow`` / env ``SIDECAR_CONTEXT_WINDOW``), older messages are summarised by
-the model and replaced with the summary; the most recent messages (up to ``KEEP_RECENT`` of the window)
-are kept as they are. The cut is always before an assistant message, so no tool result loses its call.
+reply's reported usage and the request's JSON characters / 4); when the estimate crosses the line,
+the API's ``count_tokens`` confirms it (the estimate stands if the endpoint has none). Over
+``AUTO_COMPACT_AT`` of the context window (setting ``contextWindow`` / env ``SIDECAR_CONTEXT_WINDOW``),
+older messages are summarised by the model and replaced with the summary; the most recent messages
+(up to ``KEEP_RECENT`` of the window) are kept as they are. The cut is always before an assistant
+message, so no tool result loses its call.
 
 The read ledger stays honest: a file whose reads and edits were all summarised away counts as not
 read, so Edit/Write refuse it until it is read again. ``/compact [instructions]`` compacts on demand
