@@ -9,6 +9,7 @@ from sidecar.tools.base import Tool
 
 def orchestration_tools() -> list[Tool[Any]]:
     from sidecar.tools.agents.task import Task
+    from sidecar.tools.agents.task_output import TaskOutput, TaskStop
     from sidecar.tools.interaction.ask_user_question import AskUserQuestion
     from sidecar.tools.interaction.brief import Brief
     from sidecar.tools.interaction.config import Config
@@ -16,4 +17,4 @@ def orchestration_tools() -> list[Tool[Any]]:
     from sidecar.tools.skills.skill import Skill
     from sidecar.tools.toolsearch import ToolSearch
 
-    return [AskUserQuestion(), TodoWrite(), Task(), Skill(), ToolSearch(), Config(), Brief()]
+    return [AskUserQuestion(), TodoWrite(), Task(), TaskOutput(), TaskStop(), Skill(), ToolSearch(), Config(), Brief()]

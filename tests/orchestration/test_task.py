@@ -114,3 +114,36 @@ async def test_custom_agent_type_from_claude_agents(make_sidecar: MakeSidecar, w
     ok, unknown = model_server.message_requests()[-1].tool_results()
     assert result_text(ok) == "No bugs."
     assert unknown["is_error"] and "Unknown subagent_type 'wizard'" in result_text(unknown)
+
+
+async def test_background_subagent_with_task_output_and_stop(make_sidecar: MakeSidecar, workspace: Path,
+                                                             model_server: ScriptedModelServer) -> None:
+    harness = await make_sidecar()
+    main_turns = [
+        {"content": [{"type": "tool_use", "name": "Task", "input": {
+            "description": "Slow look", "prompt": "Read notes.txt", "subagent_type": "Explore",
+            "run_in_background": True}}]},
+        {"content": [{"type": "tool_use", "name": "TaskOutput", "input": {"task_id": "agent_1"}}]},
+        {"content": [{"type": "tool_use", "name": "TaskStop", "input": {"task_id": "agent_1"}},
+                     {"type": "tool_use", "name": "TaskOutput", "input": {"task_id": "agent_9"}}]},
+        {"content": [{"type": "text", "text": "Done."}]},
+    ]
+
+    def respond(request: RecordedRequest) -> dict[str, Any]:
+        if "agent-instructions" in str(request.body["system"]):
+            if len(request.messages) == 1:
+                return {"delay": 0.5, "content": [{"type": "tool_use", "name": "Read",
+                                                   "input": {"file_path": str(workspace / "notes.txt")}}]}
+            return {"content": [{"type": "text", "text": "notes.txt lists alpha, beta, gamma."}]}
+        return main_turns.pop(0)
+
+    model_server.add_turns([respond] * 6)
+    session = await harness.new_session(workspace)
+    assert await harness.prompt(session, "look in the background") == "end_turn"
+    main = [r for r in model_server.message_requests() if "agent-instructions" not in str(r.body["system"])]
+    started = result_text(main[1].tool_results()[0])
+    assert started.startswith("Started Explore: Slow look in the background with task_id agent_1.")
+    assert result_text(main[2].tool_results()[0]) == "notes.txt lists alpha, beta, gamma."
+    stopped, unknown = main[3].tool_results()
+    assert result_text(stopped) == "Explore: Slow look (agent_1) had already finished."
+    assert unknown["is_error"] and "No background agent 'agent_9'. Known task ids: agent_1." == result_text(unknown)

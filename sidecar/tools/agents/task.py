@@ -9,6 +9,8 @@ only read-only tools are concurrency-safe, so several started in one message run
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
@@ -37,6 +39,8 @@ class TaskInput(ToolInput):
     description: str = Field(description="A short (3-5 word) description of the task.")
     prompt: str = Field(description="The task for the agent to perform, complete and self-contained.")
     subagent_type: str = Field(description="The type of agent to use (one of the listed agent types).")
+    run_in_background: bool = Field(default=False, description="Start the agent and return at once with its "
+                                    "id; read its report later with TaskOutput (or stop it with TaskStop).")
 
 
 class Task(Tool[TaskInput]):
@@ -70,7 +74,7 @@ class Task(Tool[TaskInput]):
         return agent is not None and agent.is_read_only(self._available())
 
     def is_concurrency_safe(self, inp: TaskInput) -> bool:
-        return self.is_read_only(inp)
+        return inp.run_in_background or self.is_read_only(inp)
 
     async def validate(self, inp: TaskInput, ctx: ToolContext) -> None:
         if ctx.agent_label:
@@ -98,8 +102,18 @@ class Task(Tool[TaskInput]):
         loop = AgentLoop(session, tools, core.model, system, Conversation(), label=label,
                          model_name=model_for(agent, core.model.settings), stream_to_client=False)
         session.audit("subagent_start", toolCallId=ctx.tool_call_id, agent=agent.name, label=label)
+        if inp.run_in_background:
+            agents: BackgroundAgents = session.service("background_agents", BackgroundAgents)
+            task_id = agents.start(label, self._finish(loop, agent, ctx, label, inp.prompt))
+            return ToolOutput.text(f"Started {label} in the background with task_id {task_id}. Continue with other "
+                                   "work; read its report with TaskOutput when you need it.",
+                                   metadata={"subject": label, "task_id": task_id})
         await ctx.progress(f"Running {label}…")
-        stop = await loop.run([{"type": "text", "text": inp.prompt}])
+        return await self._finish(loop, agent, ctx, label, inp.prompt)
+
+    async def _finish(self, loop: Any, agent: AgentType, ctx: ToolContext, label: str, prompt: str) -> ToolOutput:
+        session = ctx.session
+        stop = await loop.run([{"type": "text", "text": prompt}])
         calls = sum(1 for m in loop.conversation.messages if m["role"] == "user"
                     for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
         session.audit("subagent_end", toolCallId=ctx.tool_call_id, agent=agent.name, stop=stop, tool_calls=calls)
@@ -110,6 +124,25 @@ class Task(Tool[TaskInput]):
             report = "The sub-agent finished without a report."
         return ToolOutput.text(report, metadata={"subject": label, "agent": agent.name, "stop_reason": stop,
                                                  "tool_calls": calls})
+
+
+class BackgroundAgents:
+    """Sub-agents started with ``run_in_background``; cancelled when the session closes."""
+
+    def __init__(self, session: Any = None) -> None:
+        self.tasks: dict[str, asyncio.Task[ToolOutput]] = {}
+        self.labels: dict[str, str] = {}
+
+    def start(self, label: str, work: Coroutine[Any, Any, ToolOutput]) -> str:
+        task_id = f"agent_{len(self.tasks) + 1}"
+        self.tasks[task_id] = asyncio.create_task(work, name=task_id)
+        self.labels[task_id] = label
+        return task_id
+
+    async def close(self) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
 
 
 def model_for(agent: AgentType, settings: Any) -> str | None:
