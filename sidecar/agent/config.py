@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
-DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_SMALL_MODEL = "claude-haiku-5-5"
 
 
 @dataclass

@@ -158,6 +158,11 @@ class PermissionGate:
     def within_roots(self, path: Path) -> bool:
         return bool(self.session.within_roots(path))
 
+    def is_saved_output(self, path: Path) -> bool:
+        """Whole outputs the sidecar saved for the model to Read (too long for a tool result)."""
+        saved = self.session.store.tool_output_dir(self.session.id).resolve()
+        return path == saved or path.is_relative_to(saved)
+
     def is_protected_write(self, path: Path) -> bool:
         """A path inside .git/.claude/.vscode/.idea (counted from the workspace root that holds it)."""
         base = next((r for r in self.session.roots if path == r or path.is_relative_to(r)), None)
@@ -209,6 +214,8 @@ class PermissionGate:
         inside = all(self.within_roots(p) for p in request.paths)
         if request.read_only and inside:
             return Decision("allow", "read-only inside the workspace", decided_by="default")
+        if request.read_only and request.paths and all(self.is_saved_output(p) for p in request.paths):
+            return Decision("allow", "the session's own saved tool output", decided_by="default")
         protected = request.access == "write" and any(self.is_protected_write(p) for p in request.paths)
         allow_rule = rule if verdict.behavior == "allow" else None
         if protected and not (allow_rule is not None and allow_rule.specifier is not None

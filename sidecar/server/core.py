@@ -146,6 +146,7 @@ class SessionCore:
             session.mode = initial
         session.services["core"] = self
         session.services["buffers"] = self.buffers
+        session.services["model"] = self.model
         session.services["client_settings"] = self.client_settings
         session.services["registry"] = ToolRegistry(builtin_tools())
         session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots)
@@ -276,7 +277,7 @@ class SessionCore:
 
 
 # Services owned by the server, not the session: never closed with a session.
-SHARED_SERVICES = frozenset({"core", "buffers", "client_settings", "registry", "system_prompt"})
+SHARED_SERVICES = frozenset({"core", "buffers", "client_settings", "registry", "system_prompt", "model"})
 
 
 async def close_session(session: Session) -> None:

@@ -108,3 +108,30 @@ async def test_two_sessions_at_once(acp_sidecar: Harness, workspace: Path, tmp_p
     stops = await asyncio.gather(acp_sidecar.prompt(a, "first"), acp_sidecar.prompt(b, "second"))
     assert stops == ["end_turn", "end_turn"]
     assert sorted([acp_sidecar.text(a), acp_sidecar.text(b)]) == ["one", "two"]
+
+
+async def test_long_output_is_bounded_and_the_saved_whole_is_readable_without_asking(
+        acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer) -> None:
+    import re
+
+    def read_saved(request: object) -> dict[str, object]:
+        text = "".join(b["text"] for b in request.tool_results()[0]["content"])  # type: ignore[attr-defined]
+        saved = re.search(r"(/\S+\.txt)", text.split("characters omitted")[1])
+        assert saved, text[-2000:]
+        return {"content": [{"type": "tool_use", "name": "Read",
+                             "input": {"file_path": saved.group(1), "offset": 2500, "limit": 2}}]}
+
+    model_server.add_turns([
+        {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "seq 1 40000"}}]},
+        read_saved,
+        {"content": [{"type": "text", "text": "read it"}]},
+    ])
+    session = await acp_sidecar.new_session(workspace)
+    assert await acp_sidecar.prompt(session, "count") == "end_turn"
+    requests = model_server.message_requests()
+    bash_result = "".join(b["text"] for b in requests[1].tool_results()[0]["content"])
+    assert len(bash_result) <= 31_000 and "characters omitted" in bash_result
+    assert bash_result.lstrip().startswith("1\n2\n3") and "40000" in bash_result
+    read_result = requests[2].tool_results()[0]
+    assert not read_result.get("is_error"), read_result
+    assert acp_sidecar.permission_requests == []
