@@ -10,7 +10,7 @@ export default defineConfig({
   },
   test: {
     environment: 'node',
-    testTimeout: 30000,
+    testTimeout: 90000,
     hookTimeout: 60000,
   },
 });

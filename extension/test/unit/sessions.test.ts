@@ -1,0 +1,112 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type Connection, type ContextItem, Sessions, type ToView, promptBlocks } from '../../src/panel/sessions';
+
+class FakeConnection implements Connection {
+  requests: { method: string; params: unknown }[] = [];
+  notifications: { method: string; params: unknown }[] = [];
+  answers = new Map<string, (params: any) => unknown>(); // eslint-disable-line @typescript-eslint/no-explicit-any
+  async sendRequest<P, R>(type: { method: string }, params: P): Promise<R> {
+    this.requests.push({ method: type.method, params });
+    const f = this.answers.get(type.method);
+    return (f ? await f(params) : null) as R;
+  }
+  async sendNotification<P>(type: { method: string }, params: P): Promise<void> {
+    this.notifications.push({ method: type.method, params });
+  }
+}
+
+let posted: ToView[];
+let conn: FakeConnection;
+let sessions: Sessions;
+
+beforeEach(async () => {
+  posted = [];
+  conn = new FakeConnection();
+  conn.answers.set('session/list', () => ({ sessions: [{ sessionId: 'old', title: 'Earlier work' }] }));
+  conn.answers.set('session/new', () => ({ sessionId: 'S1', modes: { currentModeId: 'default', availableModes: [] } }));
+  conn.answers.set('session/prompt', () => ({ stopReason: 'end_turn' }));
+  sessions = new Sessions({ post: (m) => posted.push(m) }, () => '/ws', 'default');
+  await sessions.attach(conn);
+});
+
+describe('prompt content', () => {
+  it('text first, files as resource_link, selections as a fenced text block with 1-based lines', () => {
+    const ctx: ContextItem[] = [
+      { kind: 'file', uri: 'file:///ws/src/app.ts', label: 'src/app.ts' },
+      { kind: 'selection', uri: 'file:///ws/a.py', label: 'a.py:3-4', text: 'x = 1\ny = 2', startLine: 2, endLine: 3, languageId: 'python' },
+    ];
+    expect(promptBlocks('Fix this', ctx)).toEqual([
+      { type: 'text', text: 'Fix this' },
+      { type: 'resource_link', uri: 'file:///ws/src/app.ts', name: 'src/app.ts' },
+      { type: 'text', text: 'Selected lines 3-4 of /ws/a.py:\n```python\nx = 1\ny = 2\n```' },
+    ]);
+  });
+});
+
+describe('sessions', () => {
+  it('the first prompt creates a session with the workspace cwd and no MCP servers, then prompts it', async () => {
+    expect(await sessions.prompt('hello', [])).toBe('end_turn');
+    const calls = conn.requests.filter((r) => r.method !== 'session/list'); // the list refreshes around them
+    expect(calls.map((r) => r.method)).toEqual(['session/new', 'session/prompt']);
+    expect(calls[0].params).toEqual({ cwd: '/ws', mcpServers: [] });
+    expect(calls[1].params).toEqual({ sessionId: 'S1', prompt: [{ type: 'text', text: 'hello' }] });
+    expect(posted.filter((m) => m.type === 'turnEnd')).toEqual([{ type: 'turnEnd', stopReason: 'end_turn' }]);
+    // busy while the turn runs, idle after
+    const states = posted.filter((m): m is Extract<ToView, { type: 'state' }> => m.type === 'state');
+    expect(states.some((s) => s.busy)).toBe(true);
+    expect(states.at(-1)?.busy).toBe(false);
+  });
+
+  it('updates of other sessions are dropped; a mode update moves the picker', async () => {
+    await sessions.newSession();
+    posted = [];
+    sessions.onUpdate({ sessionId: 'other', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } });
+    expect(posted).toEqual([]);
+    sessions.onUpdate({ sessionId: 'S1', update: { sessionUpdate: 'current_mode_update', currentModeId: 'plan' } });
+    expect(sessions.mode).toBe('plan');
+    expect(posted.map((m) => m.type)).toEqual(['state', 'update']);
+  });
+
+  it('stop sends session/cancel for the current session; the mode picker sends session/set_mode', async () => {
+    await sessions.newSession();
+    await sessions.cancel();
+    expect(conn.notifications).toEqual([{ method: 'session/cancel', params: { sessionId: 'S1' } }]);
+    await sessions.setMode('acceptEdits');
+    expect(conn.requests.at(-1)).toEqual({ method: 'session/set_mode', params: { sessionId: 'S1', modeId: 'acceptEdits' } });
+  });
+
+  it('a new session gets the initial mode from the settings when it differs', async () => {
+    const s = new Sessions({ post: () => undefined }, () => '/ws', 'plan');
+    await s.attach(conn);
+    await s.newSession();
+    expect(conn.requests.at(-2)).toEqual({ method: 'session/set_mode', params: { sessionId: 'S1', modeId: 'plan' } });
+  });
+
+  it('a failed prompt shows the error and ends the turn', async () => {
+    conn.answers.set('session/prompt', () => Promise.reject(new Error('The model request failed: 401')));
+    expect(await sessions.prompt('hi', [])).toBe('error');
+    expect(posted).toContainEqual({ type: 'error', message: 'The model request failed: 401' });
+    expect(sessions.busy).toBe(false);
+  });
+
+  it('after a restart the open session is loaded again from its log', async () => {
+    await sessions.newSession();
+    await sessions.attach(undefined);
+    expect(posted.at(-1)).toMatchObject({ type: 'state', ready: false });
+    const fresh = new FakeConnection();
+    fresh.answers.set('session/list', () => ({ sessions: [] }));
+    fresh.answers.set('session/load', () => ({ modes: { currentModeId: 'acceptEdits' } }));
+    await sessions.attach(fresh);
+    expect(fresh.requests.map((r) => r.method)).toEqual(['session/list', 'session/load']);
+    expect(fresh.requests[1].params).toEqual({ sessionId: 'S1', cwd: '/ws', mcpServers: [] });
+    expect(sessions.mode).toBe('acceptEdits');
+  });
+
+  it('resume loads a listed session and clears the transcript first', async () => {
+    posted = [];
+    conn.answers.set('session/load', () => null);
+    await sessions.load('old');
+    expect(posted[0]).toEqual({ type: 'clear' });
+    expect(sessions.sessionId).toBe('old');
+  });
+});
