@@ -1,8 +1,12 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const nodeGlobals = Object.fromEntries(
+  ['process', 'console', 'fetch', 'setTimeout', 'clearTimeout', 'URL', 'Buffer', 'queueMicrotask'].map((g) => [g, 'readonly']),
+);
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.e2e-cache/**', 'e2e/**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.e2e-cache/**'] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {
@@ -11,4 +15,5 @@ export default tseslint.config(
       eqeqeq: ['error', 'smart'],
     },
   },
+  { files: ['**/*.mjs'], languageOptions: { globals: nodeGlobals } },
 );

@@ -3,6 +3,7 @@
  * restart; the handlers it serves are registered here, once per client.
  */
 import * as vscode from 'vscode';
+import type { CancellationToken } from 'vscode';
 import { LanguageClient, type LanguageClientOptions, type ServerOptions, State } from 'vscode-languageclient/node';
 import { askUser } from './handlers/askUser';
 import { diagnostics, lspQuery } from './handlers/lspQuery';
@@ -11,6 +12,7 @@ import { PROPOSAL_SCHEME, ProposalFileSystem, ReviewManager } from './handlers/r
 import { ChatView } from './panel/chatView';
 import { type Connection, Sessions } from './panel/sessions';
 import { Pending } from './pending';
+import { TurnTokens } from './turnTokens';
 import {
   type AgentCapabilities,
   AskUser,
@@ -29,6 +31,7 @@ export const API_KEY_SECRET = 'sidecar.anthropicApiKey';
 export class Ctx implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
   readonly pending = new Pending();
+  readonly turnTokens = new TurnTokens();
   readonly proposals = new ProposalFileSystem();
   readonly reviews: ReviewManager;
   readonly chat: ChatView;
@@ -47,6 +50,7 @@ export class Ctx implements vscode.Disposable {
     });
     this.sessions = new Sessions(this.chat, () => this.cwd(), readSettings().initialMode);
     this.chat.sessions = this.sessions;
+    this.sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
     this.disposables.push(
       this.output,
       this.pending,
@@ -133,13 +137,24 @@ export class Ctx implements vscode.Disposable {
   }
 
   private registerHandlers(client: LanguageClient): void {
-    const track = <T>(work: () => Promise<T>): Promise<T> => this.pending.track(work);
+    // Counted for the badge, and cancelled by the sidecar or by the end of the session's turn.
+    const track = <T>(sessionId: string | undefined, token: CancellationToken, work: (t: CancellationToken) => Promise<T>): Promise<T> =>
+      this.pending.track(async () => {
+        const linked = this.turnTokens.link(sessionId, token);
+        try {
+          return await work(linked.token);
+        } finally {
+          linked.dispose();
+        }
+      });
     let wasRunning = false;
     this.clientDisposables.push(
       client.onNotification(SessionUpdateNotification.method, (n) => this.sessions.onUpdate(n)),
-      client.onRequest(RequestPermission.method, (p, token) => track(() => requestPermission(p, readSettings().approvalStyle, token))),
-      client.onRequest(ReviewEdit.method, (p, token) => track(() => this.reviews.review(p, token))),
-      client.onRequest(AskUser.method, (p, token) => track(() => askUser(p, token))),
+      client.onRequest(RequestPermission.method, (p, token) =>
+        track(p.sessionId, token, (t) => requestPermission(p, readSettings().approvalStyle, t)),
+      ),
+      client.onRequest(ReviewEdit.method, (p, token) => track(p.sessionId, token, (t) => this.reviews.review(p, t))),
+      client.onRequest(AskUser.method, (p, token) => track(p.sessionId, token, (t) => askUser(p, t))),
       client.onRequest(LspQuery.method, (p, token) => lspQuery(p, token)),
       client.onRequest(Diagnostics.method, (p) => diagnostics(p)),
       client.onDidChangeState((e) => {

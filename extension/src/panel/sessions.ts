@@ -75,6 +75,8 @@ export class Sessions {
   pending = 0;
   list: SessionInfo[] = [];
   private connection: Connection | undefined;
+  /** Called when a turn of a session ends (whatever it still asks the user is then moot). */
+  onTurnEnd: (sessionId: string) => void = () => undefined;
 
   constructor(
     private readonly view: View,
@@ -186,6 +188,7 @@ export class Sessions {
       this.view.post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
     } finally {
       this.busy = false;
+      this.onTurnEnd(sessionId);
       this.view.post({ type: 'turnEnd', stopReason: stop });
       this.pushState();
       void this.refreshList();

@@ -70,7 +70,7 @@ describe('_sidecar/review_edit', () => {
     const p = manager.review(params);
     const diff = calls.find((c) => c.command === 'vscode.diff');
     expect(diff).toBeDefined();
-    const [left, right, title] = diff!.args as [vscode.Uri, vscode.Uri, string];
+    const [left, right, title] = (diff?.args ?? []) as [vscode.Uri, vscode.Uri, string];
     expect(left.toString()).toBe('file:///ws/notes.txt');
     expect(right.scheme).toBe(PROPOSAL_SCHEME);
     expect(title).toBe('notes.txt: proposed edit (Sidecar)');
@@ -135,7 +135,7 @@ describe('_sidecar/review_edit', () => {
 
     feedback = undefined;
     const q = manager.review(params);
-    await manager.reject(workspace.textDocuments.at(-1)!.uri as never);
+    await manager.reject(workspace.textDocuments.at(-1)?.uri as never);
     expect(await q).toEqual({ outcome: 'rejected' });
   });
 
@@ -154,7 +154,7 @@ describe('_sidecar/review_edit', () => {
 
   it('a new file is diffed against an empty document', async () => {
     const p = manager.review({ ...params, path: '/ws/new.py', oldText: null, newText: 'print(1)\n', hunks: [{ index: 0, oldStart: 0, oldLines: 0, newStart: 1, newLines: 1 }] });
-    const [left] = calls.find((c) => c.command === 'vscode.diff')!.args as [vscode.Uri];
+    const [left] = (calls.find((c) => c.command === 'vscode.diff')?.args ?? []) as [vscode.Uri];
     expect(left.scheme).toBe(PROPOSAL_SCHEME);
     expect(fs.text(left)).toBe('');
     expect(ui.tabs[0].label).toBe('new.py: proposed create (Sidecar)');

@@ -110,3 +110,34 @@ describe('sessions', () => {
     expect(sessions.sessionId).toBe('old');
   });
 });
+
+describe('what a turn asks the user ends with the turn', () => {
+  it('the LSP cancel or the end of its session\'s turn cancels a linked request; other sessions are untouched', async () => {
+    const { TurnTokens } = await import('../../src/turnTokens');
+    const vscode = await import('vscode');
+    const tokens = new TurnTokens();
+    const lsp = new vscode.CancellationTokenSource();
+    const a = tokens.link('S1', lsp.token as never);
+    const b = tokens.link('S2', undefined);
+    expect(tokens.size).toBe(2);
+    tokens.turnEnded('S1');
+    expect(a.token.isCancellationRequested).toBe(true);
+    expect(b.token.isCancellationRequested).toBe(false);
+    const c = tokens.link('S2', lsp.token as never);
+    expect(c.token.isCancellationRequested).toBe(false);
+    const d = tokens.link('S3', lsp.token as never);
+    lsp.cancel();
+    expect(d.token.isCancellationRequested).toBe(true);
+    for (const x of [a, b, c, d]) x.dispose();
+    expect(tokens.size).toBe(0);
+  });
+
+  it('Sessions reports the end of every turn, failed ones included', async () => {
+    const ended: string[] = [];
+    sessions.onTurnEnd = (id) => ended.push(id);
+    await sessions.prompt('one', []);
+    conn.answers.set('session/prompt', () => Promise.reject(new Error('boom')));
+    await sessions.prompt('two', []);
+    expect(ended).toEqual(['S1', 'S1']);
+  });
+});
