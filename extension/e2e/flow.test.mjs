@@ -54,7 +54,17 @@ const turns = [
   { content: [{ type: 'text', text: 'Blue it is.' }] },
   // 5. a long answer the user stops
   { content: [{ type: 'text', text: 'Counting slowly: ' + Array.from({ length: 200 }, (_, i) => String(i + 1)).join(' ') }], text_chunk: 4, chunk_delay: 0.15 },
-  { content: [{ type: 'text', text: 'After the stop.' }] },
+  // 6. a question the user walks away from: Stop closes the QuickPick
+  {
+    content: [
+      {
+        type: 'tool_use',
+        id: 'toolu_ask2',
+        name: 'AskUserQuestion',
+        input: { questions: [{ question: 'Deploy now?', header: 'Deploy', multiSelect: false, options: [{ label: 'Yes', description: '' }, { label: 'No', description: '' }] }] },
+      },
+    ],
+  },
 ];
 
 let page;
@@ -190,4 +200,17 @@ step('the stop button cancels a streaming turn', async () => {
   await h.screenshot('stopped');
   assert.ok((await turnsFinished()) >= 5);
   await sleep(200);
+});
+
+step('stopping a turn closes the question it was waiting on', async () => {
+  await sendPrompt('Ask about deploying');
+  const title = page.locator('.quick-input-widget .quick-input-title', { hasText: 'Deploy' });
+  await title.waitFor({ state: 'visible', timeout: 60000 });
+  await chat.locator('#status', { hasText: '1 waiting for you' }).waitFor({ timeout: 10000 });
+  await h.screenshot('question-before-stop');
+  await chat.locator('#stop').click();
+  assert.equal(await waitTurnEnd(6, 30000), 'cancelled');
+  await title.waitFor({ state: 'hidden', timeout: 10000 });
+  await chat.locator('#status:empty').waitFor({ state: 'attached', timeout: 10000 });
+  await h.screenshot('question-closed');
 });
