@@ -153,7 +153,8 @@ class SidecarProcess:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params or {}})
 
     async def initialize(self, client_capabilities: dict[str, Any] | None = None,
-                         settings: dict[str, Any] | None = None) -> dict[str, Any]:
+                         settings: dict[str, Any] | None = None,
+                         lsp_capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
         caps = client_capabilities or {}
         if self.framing == "acp":
             params: dict[str, Any] = {"protocolVersion": 1, "clientCapabilities": caps}
@@ -161,7 +162,7 @@ class SidecarProcess:
                 params["_meta"] = {"sidecar": {"settings": settings}}
             return dict(await self.request("initialize", params))
         result = await self.request("initialize", {
-            "processId": os.getpid(), "rootUri": None, "capabilities": {"window": {}},
+            "processId": os.getpid(), "rootUri": None, "capabilities": lsp_capabilities or {"window": {}},
             "initializationOptions": {"acp": {"clientCapabilities": caps}, "settings": settings or {}}})
         await self.notify("initialized", {})
         return dict(result)

@@ -9,8 +9,10 @@ language features; it takes document sync so it knows the editor's open, unsaved
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import cattrs
@@ -122,11 +124,33 @@ class SidecarLanguageServer(LanguageServer):
     def _handler_for(self, method: str) -> Any:
         async def handler(params: Any) -> Any:
             try:
+                if method == "session/prompt":
+                    async with self._progress("Sidecar is working"):
+                        return await self.core.handle(method, params, self.channel)
                 return await self.core.handle(method, params, self.channel)
             except RpcError as exc:
                 raise JsonRpcException(exc.message, exc.code, exc.data) from None
         handler.__name__ = f"handle_{method.replace('/', '_')}"
         return handler
+
+
+    @contextlib.asynccontextmanager
+    async def _progress(self, title: str) -> AsyncIterator[None]:
+        """``$/progress`` around long work, when the client supports work-done progress."""
+        caps = self.protocol.client_capabilities
+        supported = bool(caps and caps.window and caps.window.work_done_progress)
+        token = f"sidecar-{uuid.uuid4().hex[:12]}"
+        if supported:
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
+                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
+            except Exception:  # the client declined or did not answer: work goes on without progress
+                supported = False
+        try:
+            yield
+        finally:
+            if supported:
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd())
 
 
 def serve_lsp_stdio(core: SessionCore) -> None:

@@ -1,0 +1,63 @@
+"""What is particular to the LSP transport: capabilities, document sync, $/progress."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from sidecar.client.connection import SidecarProcess
+from sidecar.testing.scripted_server import ScriptedModelServer
+from tests.conftest import REPO
+
+
+async def test_lsp_initialize_sync_and_progress(sidecar_env: dict[str, str], model_server: ScriptedModelServer,
+                                                workspace: Path, tmp_path: Path) -> None:
+    process = SidecarProcess(framing="lsp", env=sidecar_env, cwd=str(REPO),
+                             argv=[sys.executable, "-m", "sidecar", "serve"],
+                             stderr=open(tmp_path / "lsp.stderr", "wb"))
+    created: list[Any] = []
+
+    async def create_progress(params: dict[str, Any]) -> None:
+        created.append(params["token"])
+        return None
+
+    process.handlers["window/workDoneProgress/create"] = create_progress
+    await process.start()
+    try:
+        result = await process.initialize(
+            {"_meta": {"sidecar": {"reviewEdit": False}}},
+            lsp_capabilities={"window": {"workDoneProgress": True}})
+        caps = result["capabilities"]
+        assert caps["experimental"]["acp"]["agentCapabilities"]["loadSession"] is True
+        for feature in ("definitionProvider", "hoverProvider", "referencesProvider", "completionProvider"):
+            assert not caps.get(feature), feature
+        assert caps["textDocumentSync"]["change"] == 1  # full sync
+
+        target = workspace / "hello.py"
+        uri = target.as_uri()
+        await process.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": target.read_text()}})
+        await process.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                        "contentChanges": [{"text": "# unsaved work\n"}]})
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(target)}}]},
+            {"content": [{"type": "tool_use", "name": "Write",
+                          "input": {"file_path": str(target), "content": "print('overwritten')\n"}}]},
+            {"content": [{"type": "text", "text": "done"}]},
+        ])
+        session = (await process.request("session/new", {"cwd": str(workspace), "mcpServers": []}))["sessionId"]
+        before = target.read_text()
+        stop = await process.request("session/prompt", {"sessionId": session,
+                                                        "prompt": [{"type": "text", "text": "rewrite hello"}]})
+        assert stop["stopReason"] == "end_turn"
+        write_result = model_server.message_requests()[2].tool_results()[0]
+        assert write_result.get("is_error") is True
+        assert "unsaved" in write_result["content"][0]["text"].lower()
+        assert target.read_text() == before  # the user's file on disk is untouched
+
+        progress = [n["params"] for n in process.notifications if n["method"] == "$/progress"]
+        assert created and [p["value"]["kind"] for p in progress] == ["begin", "end"]
+        assert {p["token"] for p in progress} == set(created)
+    finally:
+        await process.close()
