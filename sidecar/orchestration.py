@@ -74,6 +74,9 @@ async def start_session(core: SessionCore, session: Session) -> None:
 
     registry = session.services["registry"]
     ledger = ObservedLedger(session)
+    previous = session.services.get("ledger")
+    if previous is not None:  # created by an earlier hook: keep what it recorded
+        ledger._entries = previous._entries
     session.services["ledger"] = ledger
     checkpoints = Checkpoints(session)
     checkpoints.attach(ledger)
