@@ -46,6 +46,8 @@ class SidecarProtocol(LanguageServerProtocol):
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         acp_options = options.get("acp") or {}
         server.channel.client_capabilities = dict(acp_options.get("clientCapabilities") or {})
+        # An ACP-aware editor (ours) sends the "acp" key; a plain LSP client gets window/showMessageRequest.
+        server.channel.supports_acp_permissions = "acp" in options
         if isinstance(options.get("settings"), dict):
             server.core.configure(options["settings"])
         result.capabilities.experimental = {"acp": {"protocolVersion": 1,
@@ -59,19 +61,33 @@ class LspChannel:
     def __init__(self, server: SidecarLanguageServer) -> None:
         self.server = server
         self.client_capabilities: dict[str, Any] = {}
+        self.supports_acp_permissions = False
+
+    def _typed(self, method: str, params: dict[str, Any]) -> Any:
+        """pygls sends LSP's own methods (window/showMessageRequest, $/cancelRequest …) only as
+        lsprotocol objects; our custom methods stay plain dicts."""
+        entry = types.METHOD_TO_TYPES.get(method)
+        if entry is None or entry[2] is None:
+            return params
+        return self.server.protocol._converter.structure(params, entry[2])  # type: ignore[arg-type]
+
+    def _plain(self, result: Any) -> Any:
+        if hasattr(result, "__attrs_attrs__"):
+            return self.server.protocol._converter.unstructure(result)
+        return result
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.server.protocol.notify(method, params)
+        self.server.protocol.notify(method, self._typed(method, params))
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         msg_id = f"sidecar-{uuid.uuid4().hex[:12]}"
-        future = self.server.protocol.send_request(method, params, msg_id=msg_id)
+        future = self.server.protocol.send_request(method, self._typed(method, params), msg_id=msg_id)
         try:
-            return await asyncio.wrap_future(future)
+            return self._plain(await asyncio.wrap_future(future))
         except asyncio.CancelledError:
             # A late reply must find no future (pygls would crash setting a cancelled one).
             self.server.protocol._request_futures.pop(msg_id, None)
-            self.server.protocol.notify("$/cancelRequest", {"id": msg_id})
+            self.server.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
             raise
         except JsonRpcException as exc:
             raise RpcError(exc.code, exc.message, exc.data) from None

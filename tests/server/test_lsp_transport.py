@@ -61,3 +61,34 @@ async def test_lsp_initialize_sync_and_progress(sidecar_env: dict[str, str], mod
         assert {p["token"] for p in progress} == set(created)
     finally:
         await process.close()
+
+
+async def test_plain_lsp_client_is_asked_with_show_message_request(
+        sidecar_env: dict[str, str], model_server: ScriptedModelServer, workspace: Path, tmp_path: Path) -> None:
+    process = SidecarProcess(framing="lsp", env=sidecar_env, cwd=str(REPO),
+                             argv=[sys.executable, "-m", "sidecar", "serve"],
+                             stderr=open(tmp_path / "lsp.stderr", "wb"))
+    asked: list[dict[str, Any]] = []
+
+    async def show_message_request(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return next(a for a in params["actions"] if "allow" in a["title"].lower())
+
+    process.handlers["window/showMessageRequest"] = show_message_request
+    await process.start()
+    try:
+        await process.request("initialize", {"processId": None, "rootUri": None, "capabilities": {"window": {}}})
+        await process.notify("initialized", {})
+        target = workspace / "made-by-plain-client.txt"
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": f"touch {target}"}}]},
+            {"content": [{"type": "text", "text": "made"}]},
+        ])
+        session = (await process.request("session/new", {"cwd": str(workspace), "mcpServers": []}))["sessionId"]
+        stop = await process.request("session/prompt", {"sessionId": session,
+                                                        "prompt": [{"type": "text", "text": "touch it"}]})
+        assert stop["stopReason"] == "end_turn"
+        assert len(asked) == 1 and "touch" in asked[0]["message"]
+        assert target.exists()
+    finally:
+        await process.close()
