@@ -132,7 +132,7 @@ step('the chat panel streams the answer to a prompt as Markdown', async () => {
   const msg = chat.locator('.msg.agent').last();
   await msg.locator('strong', { hasText: 'scripted' }).waitFor({ timeout: 120000 });
   assert.equal(await waitTurnEnd(1), 'end_turn');
-  assert.match(await msg.textContent(), /Hello from the scripted model\. I can read, edit and run things here\./);
+  await chat.locator('.msg.agent', { hasText: 'Hello from the scripted model. I can read, edit and run things here.' }).waitFor({ timeout: 10000 });
   assert.equal(await chat.locator('.msg.user').last().textContent(), 'Say hello');
   await h.screenshot('streamed-answer');
 });
@@ -182,7 +182,7 @@ step('a question is answered in the QuickPick', async () => {
   const card = chat.locator('.tool-card[data-tool-call-id="toolu_ask1"]');
   await card.locator('summary').click();
   assert.match(await card.locator('.output').textContent(), /Blue/);
-  assert.match(await chat.locator('.msg.agent').last().textContent(), /Blue it is\./);
+  await chat.locator('.msg.agent', { hasText: 'Blue it is.' }).waitFor({ timeout: 10000 });
   await h.screenshot('question-answered');
 });
 
@@ -213,4 +213,18 @@ step('stopping a turn closes the question it was waiting on', async () => {
   await title.waitFor({ state: 'hidden', timeout: 10000 });
   await chat.locator('#status:empty').waitFor({ state: 'attached', timeout: 10000 });
   await h.screenshot('question-closed');
+});
+
+step('a new session starts empty; resuming the earlier one replays its conversation', async () => {
+  const first = await chat.locator('body').getAttribute('data-session-id');
+  assert.ok(first);
+  await chat.locator('#new-session').click();
+  await chat.locator(`body:not([data-session-id="${first}"]):not([data-session-id=""])`).waitFor({ state: 'attached', timeout: 30000 });
+  assert.equal(await chat.locator('.msg').count(), 0);
+  await chat.locator(`#sessions option[value="${first}"]`).waitFor({ state: 'attached', timeout: 15000 });
+  await chat.locator('#sessions').selectOption(first);
+  await chat.locator('.msg.agent', { hasText: 'Hello from the scripted model.' }).waitFor({ timeout: 30000 });
+  await chat.locator('.msg.user', { hasText: 'Say hello' }).waitFor({ timeout: 10000 });
+  assert.equal(await chat.locator('body').getAttribute('data-session-id'), first);
+  await h.screenshot('session-resumed');
 });

@@ -14,11 +14,13 @@ need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 [ -x /usr/bin/rg ] || need_apt+=(ripgrep)
 dpkg -s libkrb5-dev >/dev/null 2>&1 || need_apt+=(libkrb5-dev)
+# code-server's native modules (kerberos, node-pty, …) build with node-gyp
+{ command -v make && command -v g++ && command -v pkg-config; } >/dev/null 2>&1 || need_apt+=(build-essential pkg-config)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   echo "setup-e2e: apt-get install ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" build-essential python3 pkg-config >/dev/null
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
 if [ ! -x "$CS_PREFIX/node_modules/.bin/code-server" ]; then

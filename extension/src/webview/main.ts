@@ -63,13 +63,18 @@ function renderMarkdown(target: HTMLElement, text: string): void {
   target.innerHTML = md.render(text);
 }
 
+// Messages whose Markdown changed since the last frame. A message can stop being the streaming one (a tool
+// card or the turn's end arrives) before its frame: it is still rendered, with its last chunk.
+const dirty = new Set<{ el: HTMLElement; text: string }>();
 let pendingRender = false;
 function scheduleRender(): void {
+  if (streaming) dirty.add(streaming);
   if (pendingRender) return;
   pendingRender = true;
   requestAnimationFrame(() => {
     pendingRender = false;
-    if (streaming) renderMarkdown(streaming.el, streaming.text);
+    for (const m of dirty) renderMarkdown(m.el, m.text);
+    dirty.clear();
     scrollDown();
   });
 }
