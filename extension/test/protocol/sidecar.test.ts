@@ -238,7 +238,7 @@ describe('the sidecar over LSP, as the extension talks to it', () => {
     expect(toolOutput(updatesOf(id), 'toolu_l1')).toContain('main.py');
   });
 
-  it('session/cancel while a permission request waits: the turn ends cancelled and the command never runs', async () => {
+  it('session/cancel while a permission request waits: $/cancelRequest reaches our token, the turn ends cancelled, the command never runs', async () => {
     let tokenCancelled!: Promise<void>;
     let asked!: () => void;
     const waiting = new Promise<void>((r) => (asked = r));
@@ -254,7 +254,8 @@ describe('the sidecar over LSP, as the extension talks to it', () => {
     expect(await within(turn, 10000, 'the end of the cancelled turn')).toBe('cancelled');
     expect(lastStatus(updatesOf(id), 'toolu_b3')).toBe('failed');
     expect(toolOutput(updatesOf(id), 'toolu_b3')).toBe('Cancelled by the user.');
-    void tokenCancelled; // the sidecar sends no $/cancelRequest here (reported); the extension closes its UI on the turn's end
+    // the sidecar withdraws its request with $/cancelRequest, so the extension's notification/QuickPick closes
+    await within(tokenCancelled, 5000, '$/cancelRequest for the permission request');
     expect(fs.existsSync(path.join(ws, 'cancelled.txt'))).toBe(false);
   });
 
