@@ -86,6 +86,7 @@ async def start_session(core: SessionCore, session: Session) -> None:
     ledger.on_read.append(memory.on_read)
     session.services["before_model_request"] = [before_model_request]
     session.services["notify_waiting"] = lambda message: notify(session, "waiting", message)
+    notify_on_permission_questions(session)
 
     try:
         from sidecar.mcp.manager import start_mcp
@@ -165,6 +166,20 @@ async def run_command(core: SessionCore, session: Session, name: str, argument: 
                                    "content": {"type": "text", "text": "Conversation cleared."}})
         return {"stopReason": "end_turn"}
     return None
+
+
+def notify_on_permission_questions(session: Session) -> None:
+    """Every question the gate asks (permissions, edit approvals without the review UI) notifies too."""
+    gate = session.permissions
+    ask_user = gate.ask_user
+
+    async def asking(request: Any, ctx: Any, options: list[dict[str, Any]] | None = None) -> Any:
+        if request.tool_name != "AskUserQuestion":  # that tool notifies itself
+            who = f"[{ctx.agent_label}] " if getattr(ctx, "agent_label", None) else ""
+            await notify(session, "waiting", f"Approval needed: {who}{request.title}")
+        return await ask_user(request, ctx, options)
+
+    setattr(gate, "ask_user", asking)  # noqa: B010 - an instance wrapper, the gate's class is untouched
 
 
 async def notify(session: Session, kind: str, message: str) -> None:

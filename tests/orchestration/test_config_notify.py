@@ -53,6 +53,7 @@ async def test_notify_when_the_panel_is_hidden(make_sidecar: MakeSidecar, worksp
         {"content": [use("AskUserQuestion", questions=[{"question": "Go on?", "header": "Go", "multiSelect": False,
                                                         "options": [{"label": "Yes", "description": "go"},
                                                                     {"label": "No", "description": "stop"}]}])]},
+        {"content": [use("Write", file_path=str(workspace / "new.txt"), content="x\n")]},
         {"content": [{"type": "text", "text": "hidden"}]},
     ])
     session = await harness.new_session(workspace)
@@ -63,5 +64,8 @@ async def test_notify_when_the_panel_is_hidden(make_sidecar: MakeSidecar, worksp
     assert await harness.prompt(session, "two") == "end_turn"
     await asyncio.sleep(0.2)
     sent = [n["params"] for n in harness.process.notifications if n["method"] == "_sidecar/notify"]
-    assert [(n["kind"], n["sessionId"]) for n in sent] == [("waiting", session), ("turn_ended", session)]
-    assert sent[1]["message"] == "The agent finished (end_turn)"
+    assert [(n["kind"], n["sessionId"]) for n in sent] == [("waiting", session), ("waiting", session),
+                                                           ("turn_ended", session)]
+    assert sent[0]["message"] == "The agent has a question for you"
+    assert sent[1]["message"].startswith("Approval needed: ") and "new.txt" in sent[1]["message"]
+    assert sent[2]["message"] == "The agent finished (end_turn)"
