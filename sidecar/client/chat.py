@@ -45,6 +45,7 @@ class TerminalClient:
         for item in call.get("content") or []:
             if item.get("type") == "diff":
                 self.console.print(diff_text(item["path"], item.get("oldText"), item.get("newText", "")))
+                self.renderer.diffs_shown.add(str(call.get("toolCallId")))
         if self.auto_yes:
             chosen = next((o for o in options if o.get("kind") == "allow_once"), options[0])
             self.console.print(Text(f"  → {chosen['name']} (--yes)", style="yellow"))

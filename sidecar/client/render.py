@@ -24,6 +24,8 @@ class UpdateRenderer:
     def __init__(self, console: Console) -> None:
         self.console = console
         self.titles: dict[str, str] = {}
+        # Diffs already shown with a permission question are not repeated when the call completes.
+        self.diffs_shown: set[str] = set()
         self._streaming = False
 
     def _end_stream(self) -> None:
@@ -47,7 +49,10 @@ class UpdateRenderer:
             self._end_stream()
             for item in update.get("content") or []:
                 if item.get("type") == "diff":
-                    self.console.print(diff_text(item["path"], item.get("oldText"), item.get("newText", "")))
+                    if update["toolCallId"] in self.diffs_shown:
+                        self.console.print(Text(f"  ⎿ {item['path']} updated", style="dim"))
+                    else:
+                        self.console.print(diff_text(item["path"], item.get("oldText"), item.get("newText", "")))
                 elif item.get("type") == "content":
                     text = str(item["content"].get("text", ""))
                     lines = text.splitlines()
