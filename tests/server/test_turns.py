@@ -116,7 +116,7 @@ async def test_long_output_is_bounded_and_the_saved_whole_is_readable_without_as
 
     def read_saved(request: object) -> dict[str, object]:
         text = "".join(b["text"] for b in request.tool_results()[0]["content"])  # type: ignore[attr-defined]
-        saved = re.search(r"(/\S+\.txt)", text.split("characters omitted")[1])
+        saved = re.search(r"saved at (/\S+?);", text)
         assert saved, text[-2000:]
         return {"content": [{"type": "tool_use", "name": "Read",
                              "input": {"file_path": saved.group(1), "offset": 2500, "limit": 2}}]}
@@ -130,7 +130,7 @@ async def test_long_output_is_bounded_and_the_saved_whole_is_readable_without_as
     assert await acp_sidecar.prompt(session, "count") == "end_turn"
     requests = model_server.message_requests()
     bash_result = "".join(b["text"] for b in requests[1].tool_results()[0]["content"])
-    assert len(bash_result) <= 31_000 and "characters omitted" in bash_result
+    assert len(bash_result) <= 31_000 and "saved at" in bash_result
     assert bash_result.lstrip().startswith("1\n2\n3") and "40000" in bash_result
     read_result = requests[2].tool_results()[0]
     assert not read_result.get("is_error"), read_result
