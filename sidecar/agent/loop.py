@@ -53,11 +53,17 @@ class Coalescer:
         self._interval = interval
         self._buffer: list[str] = []
         self._timer: asyncio.Task[None] | None = None
+        self._since = 0.0  # when the oldest buffered piece arrived
 
     async def add(self, text: str) -> None:
         self._buffer.append(text)
         if self._timer is None:
+            self._since = time.monotonic()
             self._timer = asyncio.create_task(self._flush_later())
+        elif time.monotonic() - self._since >= self._interval:
+            # A stream whose bytes are already buffered never yields to the event loop, so the timer
+            # cannot fire: flush from here, or the editor would see nothing until the stream ends.
+            await self.flush()
 
     async def _flush_later(self) -> None:
         await asyncio.sleep(self._interval)

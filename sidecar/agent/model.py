@@ -15,8 +15,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from sidecar.agent.config import ModelSettings
 from sidecar.secrets import redact
 
@@ -74,6 +72,7 @@ def _retry_after(exc: anthropic.APIStatusError) -> float | None:
 
 def _retryable(exc: BaseException) -> tuple[bool, float | None]:
     import anthropic
+    import httpx  # with the SDK, not at startup (httpx imports its CLI: rich, click, pygments)
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
         err_type = (body.get("error") or {}).get("type") if isinstance(body.get("error"), dict) else None

@@ -11,6 +11,8 @@ import asyncio
 import itertools
 import json
 import logging
+import os
+import stat
 import sys
 import threading
 from typing import Any
@@ -197,9 +199,12 @@ def _feed_from_thread(reader: asyncio.StreamReader, stream: Any, loop: asyncio.A
 async def stdio_streams() -> tuple[asyncio.StreamReader, Any]:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
-    try:
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    # epoll takes pipes, sockets and ttys; a regular file or /dev/null (EPERM, raised later in a callback,
+    # leaving the reader waiting forever) is read from a thread.
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or sys.stdin.isatty():
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    except ValueError:  # stdin is a regular file
+    else:
         threading.Thread(target=_feed_from_thread, args=(reader, sys.stdin.buffer, loop), daemon=True).start()
     writer: Any
     try:

@@ -12,9 +12,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sidecar.agent.config import ModelSettings
 from sidecar.agent.loop import AgentLoop, Conversation
@@ -49,17 +49,82 @@ Handler = Callable[[dict[str, Any], ClientChannel], Awaitable[Any]]
 SessionHook = Callable[[Session], Awaitable[None]]
 
 
-class _Schema:
-    """ACP's pydantic schema, imported on first use (it takes a while to import)."""
+class _Params(BaseModel):
+    """Request params, validated like ACP's own schema (``acp.schema``) for the fields the core reads.
 
-    def __getattr__(self, name: str) -> type[BaseModel]:
-        from acp import schema
+    Written out here rather than imported: ``acp.schema`` is a generated module of hundreds of pydantic
+    models that takes seconds and ~15 MB to import, all before the first ``initialize`` could be answered.
+    """
 
-        model: type[BaseModel] = getattr(schema, name)
-        return model
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
 
 
-acp = _Schema()
+class InitializeRequest(_Params):
+    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535)]
+    client_capabilities: Annotated[dict[str, Any] | None, Field(alias="clientCapabilities")] = None
+
+    @field_validator("protocol_version", mode="before")
+    @classmethod
+    def _coerce_version(cls, value: Any) -> Any:  # as ACP's schema does: junk means version 1
+        if isinstance(value, int):
+            return value
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return 1
+
+    @field_validator("client_capabilities", mode="before")
+    @classmethod
+    def _salvage_capabilities(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None
+
+
+def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
+    """The client's capabilities with ACP's defaults filled in (fs, terminal, auth: all off)."""
+    caps = {k: v for k, v in (raw or {}).items() if v is not None}
+    fs: dict[str, Any] = caps["fs"] if isinstance(caps.get("fs"), dict) else {}
+    caps["fs"] = {**fs, "readTextFile": fs.get("readTextFile") is True,
+                  "writeTextFile": fs.get("writeTextFile") is True}
+    caps["terminal"] = caps.get("terminal") is True
+    auth: dict[str, Any] = caps["auth"] if isinstance(caps.get("auth"), dict) else {}
+    caps["auth"] = {**auth, "terminal": auth.get("terminal") is True}
+    return caps
+
+
+class NewSessionRequest(_Params):
+    cwd: str
+    additional_directories: Annotated[list[str] | None, Field(alias="additionalDirectories")] = None
+    mcp_servers: Annotated[list[Any], Field(alias="mcpServers")]
+
+
+class LoadSessionRequest(NewSessionRequest):
+    session_id: Annotated[str, Field(alias="sessionId")]
+
+
+_PROMPT_BLOCK_FIELDS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
+                        "resource_link": ("uri", "name"), "resource": ("resource",)}
+
+
+class PromptRequest(_Params):
+    session_id: Annotated[str, Field(alias="sessionId")]
+    prompt: list[dict[str, Any]]
+
+    @field_validator("prompt")
+    @classmethod
+    def _content_blocks(cls, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, block in enumerate(blocks):
+            kind = block.get("type")
+            if kind not in _PROMPT_BLOCK_FIELDS:
+                raise ValueError(f"block {i}: type must be one of {', '.join(_PROMPT_BLOCK_FIELDS)}")
+            missing = [f for f in _PROMPT_BLOCK_FIELDS[kind] if f not in block]
+            if missing:
+                raise ValueError(f"block {i} ({kind}): missing {', '.join(missing)}")
+        return blocks
+
+
+class SetSessionModeRequest(_Params):
+    session_id: Annotated[str, Field(alias="sessionId")]
+    mode_id: Annotated[str, Field(alias="modeId")]
 
 
 def parse(model: type[BaseModel], params: dict[str, Any]) -> Any:
@@ -124,9 +189,8 @@ class SessionCore:
 
     # ---- lifecycle ----------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.InitializeRequest, params)
-        channel.client_capabilities = req.client_capabilities.model_dump(by_alias=True, exclude_none=True) \
-            if req.client_capabilities else {}
+        req = parse(InitializeRequest, params)
+        channel.client_capabilities = client_capabilities(req.client_capabilities)
         meta = params.get("_meta") or {}
         if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("settings"), dict):
             self.configure(meta["sidecar"]["settings"])
@@ -160,7 +224,7 @@ class SessionCore:
                 log.exception("session start hook failed")
 
     async def new_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.NewSessionRequest, params)
+        req = parse(NewSessionRequest, params)
         cwd = Path(req.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd}")
@@ -174,7 +238,7 @@ class SessionCore:
         return {"sessionId": session.id, "modes": self._modes(session)}
 
     async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.LoadSessionRequest, params)
+        req = parse(LoadSessionRequest, params)
         saved = self.store.load(req.session_id)
         if saved is None:
             raise RpcError(INVALID_PARAMS, f"No saved session {req.session_id}")
@@ -209,7 +273,7 @@ class SessionCore:
                          Conversation(session.history, on_append=session.append_message))
 
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.PromptRequest, params)
+        req = parse(PromptRequest, params)
         session = self.session(req.session_id)
         if session.prompt_task is not None and not session.prompt_task.done():
             raise RpcError(SERVER_ERROR, "A prompt is already running in this session; wait or cancel it")
@@ -249,7 +313,7 @@ class SessionCore:
         return None
 
     async def set_mode(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.SetSessionModeRequest, params)
+        req = parse(SetSessionModeRequest, params)
         session = self.session(req.session_id)
         if req.mode_id not in MODES:
             raise RpcError(INVALID_PARAMS, f"Unknown mode {req.mode_id}; use one of {', '.join(MODES)}")
