@@ -24,12 +24,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
-
-import pathspec
+from typing import TYPE_CHECKING, Literal
 
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.bash.rules import bash_rule_matches
+
+if TYPE_CHECKING:
+    import pathspec  # imported in _spec, on the first path rule checked (a fifth of a second at startup)
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
@@ -124,6 +125,8 @@ def path_pattern_root(specifier: str, pctx: PathContext) -> tuple[Path, str]:
 
 @lru_cache(maxsize=512)
 def _spec(pattern: str) -> pathspec.GitIgnoreSpec:
+    import pathspec  # lazy: see the TYPE_CHECKING import
+
     return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
+# yaml is imported where a frontmatter block is parsed: most sessions have none (a third of a second).
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
@@ -13,6 +13,8 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         text = text[1:]
     if not text.startswith("---"):
         return {}, text
+    import yaml  # lazy: see the note at the top
+
     lines = text.splitlines(keepends=True)
     for i in range(1, len(lines)):
         if lines[i].strip() == "---":

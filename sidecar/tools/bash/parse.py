@@ -18,8 +18,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-import bashlex
-import bashlex.ast
+# bashlex is imported where it is used: it builds its parser tables at import (about a second).
 
 # Shells whose ``-c STRING`` is parsed again as a command.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox-sh"})
@@ -196,6 +195,8 @@ class _Collector:
             self.commands.append(holder)
             for child in redirects:
                 self.walk_children(child)
+        import bashlex.ast  # lazy: see the note at the top
+
         for attr in ("command", "output", "heredoc"):
             child = getattr(node, attr, None)
             if isinstance(child, bashlex.ast.node):
@@ -223,6 +224,8 @@ class _Collector:
         self.unwrap(cmd)
 
     def walk_children(self, node: Any) -> None:
+        import bashlex.ast  # lazy: see the note at the top
+
         for child in getattr(node, "parts", None) or []:
             self.walk(child)
         for attr in ("output", "heredoc"):
@@ -412,6 +415,8 @@ def parse(command: str, _depth: int = 0) -> ParsedCommand:
         if plain is not None:
             return plain
     prepared, tests = _prepare(command)
+    import bashlex  # lazy: see the note at the top
+
     try:
         trees = bashlex.parse(prepared)
     except Exception as exc:  # bashlex raises ParsingError, NotImplementedError, IndexError ...

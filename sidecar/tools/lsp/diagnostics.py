@@ -24,10 +24,11 @@ from urllib.parse import unquote, urlsplit
 
 from sidecar.tools.base import TextBlock, ToolError, ToolOutput
 from sidecar.tools.context import ToolContext
-from sidecar.tools.lsp.servers import ServerDied, language_servers
 from sidecar.workspace.paths import display_path
 
 log = logging.getLogger(__name__)
+
+# servers (headless language servers) is imported where it is used: it imports pygls and lsprotocol (seconds).
 
 # Waiting for the server's first analysis of a file (cold start included) and for a re-analysis.
 FIRST_TIMEOUT = 15.0
@@ -134,6 +135,8 @@ async def _from_editor(ctx: ToolContext, path: Path) -> Diagnostics | None:
 
 async def _from_headless(ctx: ToolContext, path: Path, time_limit: float,
                          settle: float) -> Diagnostics | None:
+    from sidecar.tools.lsp.servers import ServerDied, language_servers  # lazy: see the note at the top
+
     servers = language_servers(ctx.session)
     if servers.spec_for(path) is None or not _is_file(path):
         return None

@@ -30,8 +30,10 @@ from sidecar.server.session import RpcError
 from sidecar.tools.base import Location, Tool, ToolError, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.ignore import IgnoreMatcher
-from sidecar.tools.lsp.servers import language_servers
 from sidecar.workspace.paths import display_path, resolve_path
+
+# servers (the headless language servers) is imported where it is used: it imports pygls and lsprotocol
+# (seconds), which a session that never asks a language server does not need.
 
 Operation = Literal["goToDefinition", "findReferences", "hover", "documentSymbol", "workspaceSymbol",
                     "goToImplementation", "prepareCallHierarchy", "incomingCalls", "outgoingCalls"]
@@ -212,6 +214,8 @@ def _editor_backend(ctx: ToolContext) -> Backend:
 
 
 def _headless_backend(ctx: ToolContext, path: Path) -> Backend:
+    from sidecar.tools.lsp.servers import language_servers  # lazy: see the note at the top
+
     servers = language_servers(ctx.session)
 
     async def ask(operation: str, params: dict[str, Any]) -> Any:

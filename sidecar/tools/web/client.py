@@ -13,13 +13,15 @@ import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
-
-import httpx
 
 from sidecar.tools.base import ToolError
 from sidecar.tools.web.services import WebServices
 from sidecar.tools.web.url_safety import Target, parse_url, resolve_checked
+
+if TYPE_CHECKING:
+    import httpx  # imported where used: it pulls in its CLI (rich, click, pygments), about a second
 
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 ACCEPT = "text/markdown, text/html;q=0.9, text/plain;q=0.8, application/json;q=0.8, */*;q=0.5"
@@ -67,6 +69,8 @@ async def shared_ssl_context() -> ssl.SSLContext:
     per call on the event loop would serialise concurrent fetches."""
     global _ssl_context
     if _ssl_context is None:
+        import httpx  # lazy: see the note at the top
+
         _ssl_context = await asyncio.to_thread(httpx.create_ssl_context)
     return _ssl_context
 
@@ -74,6 +78,8 @@ async def shared_ssl_context() -> ssl.SSLContext:
 async def fetch(target: Target, services: WebServices,
                 allows_private: Callable[[str], bool]) -> Fetched | Redirected:
     """GET ``target``. Raises ToolError (for the model) on refusal, timeout or transport failure."""
+    import httpx  # lazy: see the note at the top
+
     settings = services.settings
     start = time.monotonic()
     timeout = httpx.Timeout(settings.timeout_s, connect=min(settings.connect_timeout_s, settings.timeout_s))
@@ -109,6 +115,8 @@ async def fetch(target: Target, services: WebServices,
 
 async def _get_once(client: httpx.AsyncClient, target: Target, ip: str, services: WebServices,
                     start: float) -> Fetched | Redirected:
+    import httpx  # lazy: see the note at the top
+
     settings = services.settings
     connect_url = httpx.URL(target.url).copy_with(host=ip)
     headers = {"Host": target.host_header, "User-Agent": settings.user_agent, "Accept": ACCEPT}

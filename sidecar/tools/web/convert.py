@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import urljoin, urlsplit
 
-from markdownify import markdownify
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 # Page chrome and non-content: removed before conversion.
@@ -99,6 +98,8 @@ def html_to_markdown(html: str, base_url: str) -> tuple[str, str | None]:
         else:
             node.attrs["src"] = urljoin(base_url, src)
     root = tree.body or tree.root
+    from markdownify import markdownify  # lazy: it imports bs4 and soupsieve (half a second)
+
     markdown = markdownify(root.html or "", heading_style="ATX", bullets="-", strip=["title"]) if root else ""
     markdown = _BLANK_RUNS.sub("\n\n", markdown).strip()
     return markdown, title

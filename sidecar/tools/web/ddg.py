@@ -10,11 +10,14 @@ page (``a.result-link`` / ``td.result-snippet``). Result links that go through D
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-import httpx
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from selectolax.lexbor import LexborNode as Node
+
+if TYPE_CHECKING:
+    import httpx  # imported in search(): its import pulls in its CLI (rich, click, pygments), about a second.
 
 DEFAULT_RESULTS = 8
 MAX_RESULTS = 20
@@ -105,6 +108,8 @@ async def search(query: str, *, endpoint: str, limit: int = DEFAULT_RESULTS,
                  transport: httpx.AsyncBaseTransport | None = None, timeout_s: float = 15.0,
                  user_agent: str = "Mozilla/5.0") -> list[SearchHit]:
     """Search and return at most ``limit`` (≤ 20) hits after the domain filters."""
+    import httpx  # lazy: see the note at the top
+
     limit = max(1, min(MAX_RESULTS, limit))
     try:
         async with httpx.AsyncClient(transport=transport, timeout=timeout_s, follow_redirects=True,

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from sidecar.tools.web.cache import FetchCache
 from sidecar.tools.web.url_safety import Resolver, system_resolver
+
+if TYPE_CHECKING:
+    import httpx  # imported where used: it pulls in its CLI (rich, click, pygments), about a second
 
 DDG_ENDPOINT = "https://html.duckduckgo.com/html/"
 USER_AGENT = "Mozilla/5.0 (compatible; sidecar-webfetch/0.1; coding agent fetching a page for its user)"

@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-
 from sidecar.tools.base import ToolError
+
+# httpx is imported where it is used: its import pulls in its CLI (rich, click, pygments), about a second.
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -130,6 +130,8 @@ def parse_url(raw: str) -> Target:
     if len(raw) > MAX_URL_LENGTH:
         raise ToolError(f"The URL is {len(raw)} characters long; WebFetch accepts at most {MAX_URL_LENGTH}. "
                         "Use a shorter URL.")
+    import httpx  # lazy: see the note at the top
+
     try:
         url = httpx.URL(_normalise_numeric_host(raw))
     except (httpx.InvalidURL, ValueError) as exc:
@@ -170,6 +172,8 @@ def with_scheme(target: Target, scheme: str) -> Target:
     """The same target over another scheme; an explicit port is kept, a default one follows the scheme."""
     port = target.port if not target.default_port else (443 if scheme == "https" else 80)
     default = 443 if scheme == "https" else 80
+    import httpx  # lazy: see the note at the top
+
     url = httpx.URL(target.url).copy_with(scheme=scheme, port=None if port == default else port)
     return Target(url=str(url), scheme=scheme, host=target.host, port=port, ip_literal=target.ip_literal)
 
