@@ -18,7 +18,6 @@ Checkpoints live in memory for the life of the session (a reloaded session has n
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import uuid
@@ -27,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.workspace.ledger import Fingerprint, ReadLedger
+from sidecar.workspace.ledger import Fingerprint, ReadLedger, digest
 from sidecar.workspace.textfile import atomic_write
 
 log = logging.getLogger(__name__)
@@ -50,8 +49,9 @@ class ObservedLedger(ReadLedger):
             observer(path)
         return entry
 
-    def require_fresh(self, path: Path, shown: str, data: bytes, st: os.stat_result) -> None:
-        super().require_fresh(path, shown, data, st)
+    def require_fresh(self, path: Path, shown: str, data: bytes, st: os.stat_result,
+                      data_digest: str | None = None) -> None:
+        super().require_fresh(path, shown, data, st, data_digest)
         for observer in self.before_write:
             observer(path, data)
 
@@ -66,7 +66,7 @@ class ObservedLedger(ReadLedger):
 
 
 def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return digest(data)
 
 
 @dataclass
@@ -81,7 +81,8 @@ class Checkpoints:
         self.session = session
         self.checkpoints: list[Checkpoint] = []
         self._candidates: dict[Path, bytes] = {}
-        # sha256 of what the agent last wrote to each path (to tell a later change by someone else).
+        # Digest (ledger.digest) of what the agent last wrote to each path (to tell a later change by
+        # someone else).
         self._written: dict[Path, str] = {}
 
     def attach(self, ledger: ObservedLedger) -> None:
@@ -111,6 +112,9 @@ class Checkpoints:
                 else:
                     cp.before[path] = before
         self._candidates.pop(path, None)
+        if fp.full and fp.digest is not None:  # the writer hashed the bytes it wrote: no re-read
+            self._written[path] = fp.digest
+            return
         try:
             self._written[path] = _digest(path.read_bytes())
         except OSError:

@@ -198,13 +198,19 @@ def _line_start(text: str, pos: int) -> bool:
 def _common_prefix(a: str, b: str) -> int:
     n = min(len(a), len(b))
     i = 0
-    while i < n and a[i:i + _BLOCK] == b[i:i + _BLOCK]:
+    while i + _BLOCK <= n and a[i:i + _BLOCK] == b[i:i + _BLOCK]:
         i += _BLOCK
-    i = min(i, n)
-    hi = min(i + _BLOCK, n)
-    while i < hi and a[i] == b[i]:
-        i += 1
-    return i
+    # a[:i] == b[:i]; bisect the last block with slice compares (C memcmp) instead of a char loop.
+    lo, hi = i, min(i + _BLOCK, n)
+    if a[lo:hi] == b[lo:hi]:
+        return hi
+    while hi - lo > 1:  # a[:lo] equal, a[:hi] not
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _common_suffix(a: str, b: str, max_len: int) -> int:
@@ -213,9 +219,16 @@ def _common_suffix(a: str, b: str, max_len: int) -> int:
     s = 0
     while s + _BLOCK <= n and a[la - s - _BLOCK:la - s] == b[lb - s - _BLOCK:lb - s]:
         s += _BLOCK
-    while s < n and a[la - s - 1] == b[lb - s - 1]:
-        s += 1
-    return s
+    lo, hi = s, min(s + _BLOCK, n)  # suffix of length lo equal; of length hi maybe not
+    if a[la - hi:la - lo] == b[lb - hi:lb - lo]:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def common_prefix(a: str, b: str) -> int:

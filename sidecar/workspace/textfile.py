@@ -69,7 +69,8 @@ def decode(data: bytes) -> tuple[str, Encoding]:
 
 
 def encode(text: str, enc: Encoding) -> bytes:
-    return enc.bom + text.encode(enc.name)
+    data = text.encode(enc.name)
+    return enc.bom + data if enc.bom else data  # no copy of the whole file for the common no-BOM case
 
 
 def to_model(text: str, enc: Encoding) -> str:
@@ -83,6 +84,8 @@ def from_model(text: str, enc: Encoding) -> str:
 
 
 def _is_crlf(text: str) -> bool:
+    if "\r" not in text:  # the common case, at memchr speed; no full count
+        return False
     n = text.count("\n")
     return n > 0 and text.count("\r\n") == n
 
@@ -92,6 +95,13 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
 
     A crash at any point leaves either the old file or the new one, never a truncated file.
     """
+    commit_temp(write_temp(path, data, mode), path)
+
+
+def write_temp(path: Path, data: bytes, mode: int | None = None) -> str:
+    """First half of ``atomic_write``: ``data`` in a fsynced temp file beside ``path`` (its name returned).
+
+    Blocking I/O only (the GIL is released): callers may run it in a thread beside other work."""
     directory = path.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".sidecar-tmp", dir=directory)
     try:
@@ -105,14 +115,27 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
+    except BaseException:
+        discard_temp(tmp)
+        raise
+    return tmp
+
+
+def commit_temp(tmp: str, path: Path) -> None:
+    """Second half of ``atomic_write``: rename the temp file over ``path``, fsync the directory."""
+    try:
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard_temp(tmp)
         raise
     with contextlib.suppress(OSError):
-        dfd = os.open(directory, os.O_RDONLY)
+        dfd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def discard_temp(tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)

@@ -24,10 +24,10 @@ import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pathspec
-import watchfiles
+if TYPE_CHECKING:  # imported where used: the sidecar imports every tool module at start
+    import watchfiles
 
 from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.ledger import ReadLedger
@@ -66,6 +66,8 @@ class Watcher:
             self._task = asyncio.get_running_loop().create_task(self._run(roots), name="sidecar-watcher")
 
     async def _run(self, roots: list[str]) -> None:
+        import watchfiles
+
         try:
             async for changes in watchfiles.awatch(*roots, watch_filter=self._keep, stop_event=self._stop,
                                                    step=20, debounce=200, recursive=True,
@@ -127,4 +129,6 @@ def _gitignore(root: Path) -> Any:
         lines = (root / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    import pathspec
+
     return pathspec.PathSpec.from_lines("gitwildmatch", lines)

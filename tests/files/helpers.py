@@ -10,8 +10,8 @@ from typing import Any
 from sidecar.server.session import Session
 from sidecar.server.store import SessionStore
 from sidecar.tools.dispatch import Dispatcher, ToolCall
-from sidecar.tools.registry import ToolRegistry
 from sidecar.tools.files import file_tools
+from sidecar.tools.registry import ToolRegistry
 
 
 @dataclass

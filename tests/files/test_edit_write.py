@@ -7,9 +7,7 @@ import asyncio
 import json
 import os
 import stat
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from sidecar.workspace.buffers import OpenBuffers
@@ -46,8 +44,9 @@ async def test_changed_by_another_process_is_refused_and_bytes_intact(agent: Age
     f = ws / "c.txt"
     f.write_text("one\ntwo\n")
     await agent.call("Read", file_path=str(f))
-    time.sleep(0.01)
-    subprocess.run([sys.executable, "-c", f"open({str(f)!r}, 'w').write('one\\nTWO!\\n')"], check=True)
+    await asyncio.sleep(0.01)
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", f"open({str(f)!r}, 'w').write('one\\nTWO!\\n')")
+    assert await proc.wait() == 0
     text, err, _ = await agent.call("Edit", file_path=str(f), old_string="one", new_string="uno")
     assert err and "was modified since read" in text and "Read it again" in text
     assert f.read_bytes() == b"one\nTWO!\n"

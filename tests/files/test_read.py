@@ -120,6 +120,35 @@ async def test_sparse_2gb_file_last_lines(agent: Agent, ws: Path) -> None:
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
 
 
+async def test_negative_offset_reads_the_end(agent: Agent, ws: Path) -> None:
+    small = ws / "small.txt"
+    small.write_text("".join(f"l{i}\n" for i in range(1, 11)))
+    text, err, _ = await agent.call("Read", file_path=str(small), offset=-3)
+    assert not err and text == "     8\tl8\n     9\tl9\n    10\tl10\n\n(Showing lines 8-10 of 10.)"
+    big = ws / "big.log"  # over the streaming threshold, last line without a newline
+    with open(big, "wb") as fh:
+        fh.write(b"x" * 99 + b"\n")
+        fh.write((b"y" * 99 + b"\n") * 200_000)
+        fh.write(b"end")
+    text, err, out = await agent.call("Read", file_path=str(big), offset=-3, limit=2)
+    assert not err, text
+    assert text.startswith(f"    -3\t{'y' * 99}\n    -2\t{'y' * 99}\n\n(Large file: 20000103 bytes. Showing its "
+                           "lines -3 to -2, counted from the end (-1 is the last line)")
+    assert out.metadata["range"] == [-3, -2]
+    text, _, out = await agent.call("Read", file_path=str(big), offset=-3, limit=2)
+    assert out.metadata.get("unchanged") and "the last 3 lines" in text
+    text, _, _ = await agent.call("Read", file_path=str(big), offset=-1)
+    assert text.startswith("    -1\tend\n")
+    text, _, _ = await agent.call("Read", file_path=str(big), offset=-5_000_000)  # more than 8 MiB back
+    assert text.startswith(f"-83887\t{'y' * 99}\n-83886\t")
+    assert text.endswith("(Only the last 83887 lines fit the 8 MiB a read from the end holds; use a positive "
+                         "offset to read further back.)")
+    long_line = ws / "long.log"  # a 17 MiB line before the last one: memory stays bounded
+    long_line.write_bytes(b"first\n" + b"z" * (17 * 1024 * 1024) + b"\nlast\n")
+    text, _, _ = await agent.call("Read", file_path=str(long_line), offset=-10)
+    assert text.startswith("    -1\tlast\n\n") and "(Only the last 1 lines fit the 8 MiB" in text
+
+
 async def test_image_pdf_notebook(agent: Agent, ws: Path) -> None:
     from PIL import Image
     img = Image.new("RGB", (3000, 1000), (255, 0, 0))

@@ -59,7 +59,7 @@ async def test_grep_modes_and_flags(agent: Agent, ws: Path) -> None:
     assert text == f"{ws / 'src/c.ts'}:2:    return 'needle 5'"
     text, _, _ = await agent.call("Grep", pattern=r"f0\(\):\n\s+return", multiline=True)
     assert text == f"Found 1 file\n{ws / 'src/a.py'}"
-    text, _, out = await agent.call("Grep", pattern="needle", output_mode="content", head_limit=1, offset=1)
+    text, _, _ = await agent.call("Grep", pattern="needle", output_mode="content", head_limit=1, offset=1)
     assert len(text.split("\n\n")[0].split("\n")) == 1 and "Use offset=2" in text
     text, err, _ = await agent.call("Grep", pattern="(unclosed")
     assert err and text.startswith("Grep failed:")

@@ -6,6 +6,7 @@ every read of a path outside the roots goes through the permission gate.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from dataclasses import dataclass
@@ -94,13 +95,9 @@ def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{path} is not a regular file; it cannot be read or edited by this tool.")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks), st
+        # One allocation of the file's size (FileIO.readall sizes it from fstat), read straight into it.
+        with io.FileIO(fd, closefd=False) as f:
+            return f.readall(), st
     finally:
         os.close(fd)
 

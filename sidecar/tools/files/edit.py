@@ -7,7 +7,10 @@ the change (sidecar.permissions.review) before anything is written; what lands i
 
 from __future__ import annotations
 
+import asyncio
 import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -27,8 +30,18 @@ from sidecar.tools.files.common import (
 )
 from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.diffs import common_prefix, common_suffix
-from sidecar.workspace.ledger import fingerprint_of
-from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model
+from sidecar.workspace.ledger import digest_soon, fingerprint_of
+from sidecar.workspace.textfile import (
+    BinaryFileError,
+    Encoding,
+    atomic_write,
+    commit_temp,
+    decode,
+    discard_temp,
+    encode,
+    from_model,
+    write_temp,
+)
 
 MAX_LISTED = 20
 
@@ -112,58 +125,113 @@ class EditTool(Tool[EditInput]):
                 blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
                 editor_content=landing.editor_content, metadata={"subject": str(path)}))
         data, st = read_bytes(path)
-        ledger.require_fresh(path, who, data, st)
+        # The digest of the bytes (for the staleness check) is computed in a thread while they are
+        # decoded and searched; the staleness verdict still comes before any search error.
+        hashing = digest_soon(data) if ledger.wants_digest(path, st) else None
+        change: _Change | ToolError
         try:
-            text, enc = decode(data)
-        except BinaryFileError:
-            raise ToolError(f"{who} is a binary file; Edit changes text files only.") from None
-        old = from_model(inp.old_string, enc)
-        new = from_model(inp.new_string, enc)
-        if old == "":
-            if text.strip():
-                raise ToolError(f"old_string is empty, but {who} is not empty. Give the exact text to replace.")
-            new_text = new
-        else:
-            count, where = line_numbers(text, old)
-            if count == 0:
-                hint = ""
-                if enc.crlf is False and "\r\n" in text and "\n" in inp.old_string:
-                    hint = " The file mixes CRLF and LF line endings; match them exactly."
-                raise ToolError(f"old_string was not found in {who} (0 matches). It must match the file "
-                                "exactly, including whitespace and indentation. Read the file again and copy "
-                                f"the text from it.{hint}")
-            if count > 1 and not inp.replace_all:
-                listed = ", ".join(str(n) for n in where) + (" …" if count > len(where) else "")
-                raise ToolError(f"old_string occurs {count} times in {who} (lines {listed}); it must occur "
-                                "exactly once. Include more surrounding lines to make it unique, or set "
-                                "replace_all to true to change every occurrence.")
-            new_text = text.replace(old, new) if inp.replace_all else text.replace(old, new, 1)
-        landing = await review(ctx, self.name, path, text, new_text, raw_input)
-        return await with_new_diagnostics(ctx, path, before, _land(
-            ctx, path, who, st, enc, text, landing.final_text, landing.summary,
-            landing.editor_content, replaced=count if inp.old_string and inp.replace_all else 1))
+            change = _replace(who, data, inp)
+        except ToolError as exc:
+            change = exc
+        finally:
+            data_digest = await hashing if hashing is not None else None
+        ledger.require_fresh(path, who, data, st, data_digest)
+        if isinstance(change, ToolError):
+            raise change
+        landing = await review(ctx, self.name, path, change.text, change.new_text, raw_input)
+        return await with_new_diagnostics(ctx, path, before, await _land(
+            ctx, path, who, st, change, landing.final_text, landing.summary, landing.editor_content))
 
 
-def _land(ctx: ToolContext, path: Any, who: str, st: os.stat_result, enc: Encoding, old_text: str,
-          final: str, summary: str, editor_content: list[dict[str, Any]], replaced: int) -> ToolOutput:
+@dataclass
+class _Change:
+    text: str  # the file's text (raw line endings)
+    new_text: str
+    enc: Encoding
+    replaced: int
+    # Where the new text differs: new_text[start:end] replaced text[start:old_end] (None: unknown).
+    start: int | None
+    end: int | None
+
+
+def _replace(who: str, data: bytes, inp: EditInput) -> _Change:
+    """The proposed text: one decode, one search (line numbers only for the error messages)."""
+    try:
+        text, enc = decode(data)
+    except BinaryFileError:
+        raise ToolError(f"{who} is a binary file; Edit changes text files only.") from None
+    old = from_model(inp.old_string, enc)
+    new = from_model(inp.new_string, enc)
+    if old == "":
+        if text.strip():
+            raise ToolError(f"old_string is empty, but {who} is not empty. Give the exact text to replace.")
+        return _Change(text, new, enc, 1, None, None)
+    idx = text.find(old)
+    if idx < 0:
+        hint = ""
+        if enc.crlf is False and "\r\n" in text and "\n" in inp.old_string:
+            hint = " The file mixes CRLF and LF line endings; match them exactly."
+        raise ToolError(f"old_string was not found in {who} (0 matches). It must match the file "
+                        "exactly, including whitespace and indentation. Read the file again and copy "
+                        f"the text from it.{hint}")
+    if inp.replace_all:
+        count = text.count(old)
+        if count > 1:
+            return _Change(text, text.replace(old, new), enc, count, None, None)
+    elif text.find(old, idx + len(old)) >= 0:
+        count, where = line_numbers(text, old)
+        listed = ", ".join(str(n) for n in where) + (" …" if count > len(where) else "")
+        raise ToolError(f"old_string occurs {count} times in {who} (lines {listed}); it must occur "
+                        "exactly once. Include more surrounding lines to make it unique, or set "
+                        "replace_all to true to change every occurrence.")
+    return _Change(text, text.replace(old, new, 1), enc, 1, idx, idx + len(new))
+
+
+async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, change: _Change, final: str,
+                summary: str, editor_content: list[dict[str, Any]]) -> ToolOutput:
+    def stale() -> ToolError:
+        return ToolError(f"{who} was modified since read (it changed while this edit was being prepared). "
+                         "Nothing was written. Read it again, then redo the change.")
+
     if not still_unchanged(path, st):
-        raise ToolError(f"{who} was modified since read (it changed while this edit was being prepared). "
-                        "Nothing was written. Read it again, then redo the change.")
+        raise stale()
     refuse_if_dirty(ctx, path)
+    enc = change.enc
     data = encode(final, enc)
-    atomic_write(path, data, st.st_mode)
-    ledger_of(ctx).record_write(path, fingerprint_of(path, data))
-    model_final = final.replace("\r\n", "\n") if enc.crlf else final
-    model_old = old_text.replace("\r\n", "\n") if enc.crlf else old_text
-    a = common_prefix(model_old, model_final)
-    b = len(model_final) - common_suffix(model_old, model_final, min(len(model_old), len(model_final)) - a)
+    # The temp file is written and fsynced in a thread while the new bytes are hashed in another and the
+    # result snippet is made here; then the stat is checked once more and the temp file renamed in place.
+    loop = asyncio.get_running_loop()
+    writing = loop.run_in_executor(None, write_temp, path, data, st.st_mode)
+    hashing = digest_soon(data)
+    try:
+        shown_snippet = _result_snippet(change, final)
+    finally:
+        tmp = await writing
+        new_digest = await hashing
+    if not still_unchanged(path, st):
+        discard_temp(tmp)
+        raise stale()
+    await loop.run_in_executor(None, commit_temp, tmp, path)
+    ledger_of(ctx).record_write(path, fingerprint_of(path, data, data_digest=new_digest))
     head = f"The file {who} has been updated"
-    if replaced > 1:
-        head += f" ({replaced} occurrences replaced)"
+    if change.replaced > 1:
+        head += f" ({change.replaced} occurrences replaced)"
     text = (f"{head}. Here's the result of running `cat -n` on a snippet of the edited file:\n"
-            f"{snippet(model_final, a, max(a, b))}" + _extra(summary))
+            f"{shown_snippet}" + _extra(summary))
     return ToolOutput(blocks=[TextBlock(text)], editor_content=editor_content,
                       metadata={"subject": str(path), "encoding": enc.describe()})
+
+
+def _result_snippet(change: _Change, final: str) -> str:
+    """``cat -n`` lines around what changed (model line endings)."""
+    enc = change.enc
+    if final is change.new_text and change.start is not None and change.end is not None and not enc.crlf:
+        return snippet(final, change.start, change.end)  # the place is known: no full compare
+    model_final = final.replace("\r\n", "\n") if enc.crlf else final
+    model_old = change.text.replace("\r\n", "\n") if enc.crlf else change.text
+    a = common_prefix(model_old, model_final)
+    b = len(model_final) - common_suffix(model_old, model_final, min(len(model_old), len(model_final)) - a)
+    return snippet(model_final, a, max(a, b))
 
 
 def _extra(summary: str) -> str:

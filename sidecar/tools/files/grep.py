@@ -160,21 +160,31 @@ async def _run_rg(args: list[str], skip: int, limit: int | None, collect_all: bo
     chars = 0
     more = False
     stopped = False
+    pending = b""
     try:
-        async for raw in proc.stdout:
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            if collect_all:
+        # Big reads, split here: one event-loop wakeup per 256 KiB of output instead of one per line.
+        while not stopped:
+            chunk = await proc.stdout.read(1 << 18)
+            if not chunk:
+                raws = [pending] if pending else []
+            else:
+                *raws, pending = (pending + chunk).split(b"\n")
+            for raw in raws:
+                line = raw.decode("utf-8", errors="replace")
+                if collect_all:
+                    out.append(line)
+                    continue
+                seen += 1
+                if seen <= skip:
+                    continue
+                if (limit is not None and len(out) >= limit) or chars > MAX_OUTPUT_CHARS:
+                    more = True
+                    stopped = True
+                    break
                 out.append(line)
-                continue
-            seen += 1
-            if seen <= skip:
-                continue
-            if (limit is not None and len(out) >= limit) or chars > MAX_OUTPUT_CHARS:
-                more = True
-                stopped = True
+                chars += len(line) + 1
+            if not chunk:
                 break
-            out.append(line)
-            chars += len(line) + 1
     finally:
         if stopped and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):

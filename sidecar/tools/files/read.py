@@ -42,6 +42,8 @@ IMAGE_MAX_BYTES = 3_750_000  # base64 of it stays under the API's 5 MB image lim
 MAX_IMAGE_FILE = 50 * 1024 * 1024
 MAX_PDF_FILE = 100 * 1024 * 1024
 CHUNK = 1 << 20
+TAIL_BLOCK = 1 << 16
+TAIL_MAX_BYTES = 8 * 1024 * 1024
 
 
 class ReadInput(ToolInput):
@@ -50,7 +52,8 @@ class ReadInput(ToolInput):
 
     - file_path must be an absolute path.
     - By default up to 2000 lines from the start are returned; for long files pass offset (1-based line
-      to start at) and limit (number of lines). Lines longer than 2000 characters are cut.
+      to start at) and limit (number of lines); a negative offset counts from the end (-100 = the last
+      100 lines, e.g. of a log). Lines longer than 2000 characters are cut.
     - Output is numbered like `cat -n`: spaces, the line number, a tab, then the line. The number and tab
       are not part of the file; never include them in Edit's old_string.
     - Images (PNG, JPG, GIF, WEBP) are shown to you as images. PDFs are read as text by page; a PDF over
@@ -61,8 +64,9 @@ class ReadInput(ToolInput):
     """
 
     file_path: str = Field(description="The absolute path to the file to read")
-    offset: int | None = Field(default=None, ge=0, description="The line number to start reading from (1-based). "
-                               "Only provide if the file is too large to read at once")
+    offset: int | None = Field(default=None, description="The line number to start reading from (1-based). "
+                               "Only provide if the file is too large to read at once. A negative offset counts "
+                               "from the end: -2000 reads the last 2000 lines (fast even on huge files).")
     limit: int | None = Field(default=None, gt=0, description="The number of lines to read. Only provide if the "
                               "file is too large to read at once")
     pages: str | None = Field(default=None, description='Page range for PDF files, e.g. "1-5", "3" or "10-20". '
@@ -126,13 +130,21 @@ class ReadTool(Tool[ReadInput]):
 # ---- text -----------------------------------------------------------------------------------
 
 def _range_key(inp: ReadInput) -> tuple[int, int, str]:
-    start = max(1, inp.offset or 1)
+    """(start, limit, ledger key); a negative ``start`` counts from the end (-1 = the last line)."""
     limit = inp.limit or DEFAULT_LIMIT
+    if inp.offset is not None and inp.offset < 0:
+        return inp.offset, limit, f"tail:{-inp.offset}+{limit}"
+    start = max(1, inp.offset or 1)
     return start, limit, f"lines:{start}+{limit}"
 
 
 def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int) -> ToolOutput:
     end = start + limit - 1
+    if start < 0:
+        return ToolOutput.text(
+            f"File unchanged since last read: the last {-start} lines of {shown(ctx, path)} are exactly as "
+            "your earlier Read returned them. Use that earlier result instead of reading again.",
+            metadata={"unchanged": True, "range": [start, end]})
     return ToolOutput.text(
         f"File unchanged since last read: lines {start}-{end} of {shown(ctx, path)} are exactly as your "
         "earlier Read returned them. Use that earlier result instead of reading again.",
@@ -170,6 +182,8 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     if lines[-1] == "":
         lines.pop()
     total = len(lines)
+    if start < 0:
+        start = max(1, total + start + 1)
     if start > total:
         return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
                                f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
@@ -210,14 +224,20 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
                 first_hole = os.lseek(fd, 0, os.SEEK_HOLE)
             except OSError:
                 first_hole = st.st_size
-        if sniff_binary(head[:max(first_hole, 1)].rstrip(b"\0")) or (first_hole >= st.st_size and sniff_binary(tail[-8192:])):
+        if sniff_binary(head[:max(first_hole, 1)].rstrip(b"\0")) or (
+                first_hole >= st.st_size and sniff_binary(tail[-8192:])):
             raise ToolError(f"{shown(ctx, path)} is a binary file; it cannot be shown as text. Use Bash "
                             "(`file`, `xxd | head`) for facts about it.")
         encoding = "utf-8"
-        if entry is not None and entry.line_index is not None and entry.fingerprint.same_stat(stat_fp):
+        known = entry is not None and entry.line_index is not None and entry.fingerprint.same_stat(stat_fp)
+        if start < 0 and not known:
+            return _read_tail(path, ctx, fd, st, head, tail, -start, limit, key)
+        if known and entry is not None and entry.line_index is not None:
             index, total = entry.line_index, entry.total_lines or 0
         else:
             index, total = _build_index(fd, st.st_size)
+        if start < 0:
+            start = max(1, total + start + 1)
         lines, seen = _lines_from(fd, st.st_size, index, start, limit)
     finally:
         os.close(fd)
@@ -245,6 +265,66 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
     return ToolOutput(blocks=[TextBlock("\n".join(out) + note)], bound_output=False,
                       metadata={"range": [start, end], "total_lines": total, "truncated": end < total,
                                 "streamed": True})
+
+
+def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: bytes, tail: bytes, count: int,
+               limit: int, key: str) -> ToolOutput:
+    """The last ``count`` lines of a huge file (``limit`` of them from the first), read backwards from the
+    end like ``tail``: the file is not counted, so the lines are numbered from the end (-1 = last line)."""
+    everything, whole = _tail_lines(fd, st.st_size, count)
+    first = -len(everything)  # numbered from the end: -1 is the last line
+    lines = everything[:limit]
+    picked = b"\n".join(lines)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(head + tail + picked), False)
+    ledger_of(ctx).record_read(path, fp, key)
+    texts = picked.decode("utf-8", errors="replace").split("\n")  # one decode for the whole range
+    if len(texts) != len(lines):  # a cut multi-byte char cannot add "\n"; be safe anyway
+        texts = [raw.decode("utf-8", errors="replace") for raw in lines]
+    if b"\r" in picked or any(len(raw) > MAX_LINE_CHARS for raw in lines):
+        out = [_format_cut(first + i, text, len(raw)) for i, (text, raw) in enumerate(zip(texts, lines, strict=True))]
+    else:
+        out = [f"{first + i:>6}\t{text}" for i, text in enumerate(texts)]
+    last = first + len(lines) - 1
+    note = (f"\n\n(Large file: {st.st_size} bytes. Showing its lines {first} to {last}, counted from the end "
+            "(-1 is the last line): numbering them from the start would mean reading the whole file. Read "
+            "with a positive offset for line numbers from the start.)")
+    if len(everything) < count and not whole:
+        note += (f"\n(Only the last {len(everything)} lines fit the {TAIL_MAX_BYTES // (1 << 20)} MiB a read from "
+                 "the end holds; use a positive offset to read further back.)")
+    return ToolOutput(blocks=[TextBlock("\n".join(out) + note)], bound_output=False,
+                      metadata={"range": [first, last], "from_end": True, "streamed": True})
+
+
+def _format_cut(n: int, text: str, raw_len: int) -> str:
+    if raw_len > MAX_LINE_CHARS:
+        text = text[:MAX_LINE_CHARS] + f"… [line cut: {raw_len} bytes in all]"
+    return _format_line(n, text)
+
+
+def _tail_lines(fd: int, size: int, count: int) -> tuple[list[bytes], bool]:
+    """The last ``count`` lines (without their "\\n"), read backwards in blocks, and whether the read
+    reached the start of the file.
+
+    At most ``TAIL_MAX_BYTES`` are held (memory stays bounded): past that, fewer lines come back."""
+    blocks: list[bytes] = []
+    held = 0
+    pos = size
+    newlines = 0
+    # A final line without "\n" is a line too; the file's last "\n" does not start one.
+    need = count + (1 if size and os.pread(fd, 1, size - 1) == b"\n" else 0)
+    while pos > 0 and newlines < need and held < TAIL_MAX_BYTES:
+        n = min(TAIL_BLOCK, pos)
+        pos -= n
+        block = os.pread(fd, n, pos)
+        blocks.append(block)
+        held += len(block)
+        newlines += block.count(b"\n")
+    parts = b"".join(reversed(blocks)).split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    if pos > 0:
+        parts = parts[1:]  # starts mid-line
+    return parts[-count:], pos == 0
 
 
 def _build_index(fd: int, size: int) -> tuple[list[tuple[int, int]], int]:
@@ -480,7 +560,8 @@ def _output_text(output: Any, images: list[TextBlock | ImageBlock]) -> str:
         return f"<output stream={output.get('name', 'stdout')}>\n{_cut(str(output.get('text', '')), 5000)}\n</output>"
     if kind == "error":
         tb = "\n".join(output.get("traceback", []))
-        return f"<output error>\n{output.get('ename')}: {output.get('evalue')}\n{_cut(_strip_ansi(tb), 5000)}\n</output>"
+        return (f"<output error>\n{output.get('ename')}: {output.get('evalue')}\n"
+                f"{_cut(_strip_ansi(tb), 5000)}\n</output>")
     if kind in ("execute_result", "display_data"):
         data = output.get("data", {})
         for mime in ("image/png", "image/jpeg"):
