@@ -103,7 +103,6 @@ async def review_edit(ctx: ToolContext, path: Path, old_text: str | None, new_te
         raw_input=raw_input if raw_input is not None else {"file_path": str(path)},
         paths=[path], suggested_rule=suggested_edit_rule(path, session.cwd), content=content,
     )
-    before = disk_fingerprint(path)
     decision = gate.decide(request, hook_verdict_of(ctx))
     gate.audit_decision(request, ctx, decision)
     if decision.verdict == "deny":
@@ -113,6 +112,7 @@ async def review_edit(ctx: ToolContext, path: Path, old_text: str | None, new_te
         await session.send_update({"sessionUpdate": "tool_call_update", "toolCallId": ctx.tool_call_id,
                                    "status": "in_progress", "content": content})
         return ReviewOutcome(True, new_text, "", editor_content=content)
+    before = disk_fingerprint(path)  # only a question waits on the user, so only then can disk move
 
     if session.has_client_capability("reviewEdit"):
         outcome = await _ask_review(ctx, path, old_text, new_text, diff.unified, diff.hunk_dicts(), request)
