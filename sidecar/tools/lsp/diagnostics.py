@@ -38,6 +38,8 @@ SETTLE = 0.15
 # The editor's language servers re-analyse on their own schedule: wait this long before asking.
 EDITOR_SETTLE = 0.5
 MAX_SHOWN = 20
+# Files larger than this get no headless diagnostics after an edit (sending them costs more than it tells).
+MAX_HEADLESS_BYTES = 1 << 20
 ERROR = 1
 
 Diagnostics = list[dict[str, Any]]
@@ -135,6 +137,11 @@ async def _from_editor(ctx: ToolContext, path: Path) -> Diagnostics | None:
 
 async def _from_headless(ctx: ToolContext, path: Path, time_limit: float,
                          settle: float) -> Diagnostics | None:
+    try:  # a huge file would be sent whole to the server and keep the edit waiting: not worth it
+        if os.path.getsize(path) > MAX_HEADLESS_BYTES:
+            return None
+    except OSError:
+        return None
     from sidecar.tools.lsp.servers import ServerDied, language_servers  # lazy: see the note at the top
 
     servers = language_servers(ctx.session)
