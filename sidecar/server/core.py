@@ -50,11 +50,7 @@ SessionHook = Callable[[Session], Awaitable[None]]
 
 
 class _Params(BaseModel):
-    """Request params, validated like ACP's own schema (``acp.schema``) for the fields the core reads.
-
-    Written out here rather than imported: ``acp.schema`` is a generated module of hundreds of pydantic
-    models that takes seconds and ~15 MB to import, all before the first ``initialize`` could be answered.
-    """
+    """``initialize`` params, checked as ACP's schema checks them (see ``_AcpSchema`` for why local)."""
 
     model_config = ConfigDict(populate_by_name=True, extra="allow")
 
@@ -91,40 +87,21 @@ def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
     return caps
 
 
-class NewSessionRequest(_Params):
-    cwd: str
-    additional_directories: Annotated[list[str] | None, Field(alias="additionalDirectories")] = None
-    mcp_servers: Annotated[list[Any], Field(alias="mcpServers")]
+class _AcpSchema:
+    """ACP's own pydantic schema (``acp.schema``) for the session methods, imported on first use.
+
+    Only ``initialize`` is checked by the small local model above: answering it must not wait for
+    this generated module (hundreds of models, seconds and ~15 MB to import on this machine).
+    """
+
+    def __getattr__(self, name: str) -> type[BaseModel]:
+        from acp import schema
+
+        model: type[BaseModel] = getattr(schema, name)
+        return model
 
 
-class LoadSessionRequest(NewSessionRequest):
-    session_id: Annotated[str, Field(alias="sessionId")]
-
-
-_PROMPT_BLOCK_FIELDS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
-                        "resource_link": ("uri", "name"), "resource": ("resource",)}
-
-
-class PromptRequest(_Params):
-    session_id: Annotated[str, Field(alias="sessionId")]
-    prompt: list[dict[str, Any]]
-
-    @field_validator("prompt")
-    @classmethod
-    def _content_blocks(cls, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        for i, block in enumerate(blocks):
-            kind = block.get("type")
-            if kind not in _PROMPT_BLOCK_FIELDS:
-                raise ValueError(f"block {i}: type must be one of {', '.join(_PROMPT_BLOCK_FIELDS)}")
-            missing = [f for f in _PROMPT_BLOCK_FIELDS[kind] if f not in block]
-            if missing:
-                raise ValueError(f"block {i} ({kind}): missing {', '.join(missing)}")
-        return blocks
-
-
-class SetSessionModeRequest(_Params):
-    session_id: Annotated[str, Field(alias="sessionId")]
-    mode_id: Annotated[str, Field(alias="modeId")]
+acp = _AcpSchema()
 
 
 def parse(model: type[BaseModel], params: dict[str, Any]) -> Any:
@@ -224,7 +201,7 @@ class SessionCore:
                 log.exception("session start hook failed")
 
     async def new_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(NewSessionRequest, params)
+        req = parse(acp.NewSessionRequest, params)
         cwd = Path(req.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd}")
@@ -238,7 +215,7 @@ class SessionCore:
         return {"sessionId": session.id, "modes": self._modes(session)}
 
     async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(LoadSessionRequest, params)
+        req = parse(acp.LoadSessionRequest, params)
         saved = self.store.load(req.session_id)
         if saved is None:
             raise RpcError(INVALID_PARAMS, f"No saved session {req.session_id}")
@@ -273,7 +250,7 @@ class SessionCore:
                          Conversation(session.history, on_append=session.append_message))
 
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(PromptRequest, params)
+        req = parse(acp.PromptRequest, params)
         session = self.session(req.session_id)
         if session.prompt_task is not None and not session.prompt_task.done():
             raise RpcError(SERVER_ERROR, "A prompt is already running in this session; wait or cancel it")
@@ -313,7 +290,7 @@ class SessionCore:
         return None
 
     async def set_mode(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(SetSessionModeRequest, params)
+        req = parse(acp.SetSessionModeRequest, params)
         session = self.session(req.session_id)
         if req.mode_id not in MODES:
             raise RpcError(INVALID_PARAMS, f"Unknown mode {req.mode_id}; use one of {', '.join(MODES)}")
