@@ -170,16 +170,13 @@ async def run_command(core: SessionCore, session: Session, name: str, argument: 
 
 def notify_on_permission_questions(session: Session) -> None:
     """Every question the gate asks (permissions, edit approvals without the review UI) notifies too."""
-    gate = session.permissions
-    ask_user = gate.ask_user
 
-    async def asking(request: Any, ctx: Any, options: list[dict[str, Any]] | None = None) -> Any:
+    async def asking(request: Any, ctx: Any) -> None:
         if request.tool_name != "AskUserQuestion":  # that tool notifies itself
             who = f"[{ctx.agent_label}] " if getattr(ctx, "agent_label", None) else ""
             await notify(session, "waiting", f"Approval needed: {who}{request.title}")
-        return await ask_user(request, ctx, options)
 
-    setattr(gate, "ask_user", asking)  # noqa: B010 - an instance wrapper, the gate's class is untouched
+    session.permissions.on_ask.append(asking)
 
 
 async def notify(session: Session, kind: str, message: str) -> None:

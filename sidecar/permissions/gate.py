@@ -24,6 +24,7 @@ for edits. Every decision is written to the session log (``session.audit``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -100,6 +101,8 @@ class PermissionGate:
         self.session = session
         # Rules granted ("always allow"/"always reject") for this session only.
         self.session_rules: list[Rule] = []
+        # Called before every question to the user (e.g. to notify an editor whose panel is hidden).
+        self.on_ask: list[Callable[[PermissionRequest, ToolContext], Awaitable[None]]] = []
         self.loader = SettingsLoader(Path(session.cwd))
         self._client_settings: dict[str, Any] | None = None
         self._widen_roots()
@@ -237,6 +240,8 @@ class PermissionGate:
     async def ask_user(self, request: PermissionRequest, ctx: ToolContext,
                        options: list[dict[str, Any]] | None = None) -> UserAnswer:
         """Ask the user; with ``options`` given, the caller interprets ``UserAnswer.option_id``."""
+        for listener in self.on_ask:
+            await listener(request, ctx)
         custom = options is not None
         if options is None:
             options = default_options(request)
