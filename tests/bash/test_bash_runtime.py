@@ -214,3 +214,55 @@ async def test_unknown_shell_id_tells_the_model(session: Session) -> None:
 async def test_timeout_out_of_range_refused(session: Session) -> None:
     with pytest.raises(ToolError, match="timeout must be between 1 and 600000"):
         await Bash().validate(BashInput(command="ls", timeout=700000), make_ctx(session))
+
+
+def _pump_bytes(pieces: list[bytes], cap: int | None, tail_cap: int, tmp_path: Path) -> tuple[bytes, int]:
+    """What ``OutputPump`` saves for ``pieces`` written one by one into its pipe."""
+    import threading
+
+    from sidecar.tools.bash import runner
+
+    read_fd, write_fd = os.pipe()
+    path = tmp_path / "out.txt"
+    pump = runner.OutputPump(read_fd, path, cap, tail_cap=tail_cap)
+    pump.start()
+
+    def write() -> None:
+        for piece in pieces:
+            os.write(write_fd, piece)
+        os.close(write_fd)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join()
+    pump.join()
+    return path.read_bytes(), pump.total
+
+
+@pytest.mark.parametrize("cap", [None, 3_000_000, 500_000, 0])
+def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: int | None) -> None:
+    import random
+
+    rng = random.Random(4)
+    pieces: list[bytes] = []
+    plain: list[bytes] = []
+    for i in range(400):
+        if i % 3:
+            text = f"line {i} ".encode() * rng.randint(1, 4000) + b"\n"
+            pieces.append(text)
+            plain.append(text)
+        else:  # coloured, cut at random places (escapes split across writes)
+            text = f"\x1b[3{i % 8}mred {i}\x1b[0m \x1b]0;title\x07ok\n".encode() * rng.randint(1, 50)
+            cut = sorted(rng.sample(range(1, len(text)), 3))
+            pieces += [text[: cut[0]], text[cut[0] : cut[1]], text[cut[1] : cut[2]], text[cut[2] :]]
+            plain.append(f"red {i} ok\n".encode() * (text.count(b"\n")))
+    whole = b"".join(plain)
+    tail_cap = 1_500_000
+    saved, total = _pump_bytes(pieces, cap, tail_cap, tmp_path)
+    assert total == len(whole)
+    if cap is None or len(whole) <= cap + tail_cap:
+        assert saved == whole
+    else:
+        omitted = len(whole) - cap - tail_cap
+        gap = f"\n[... {omitted:,} bytes omitted here ...]\n".encode()
+        assert saved == whole[:cap] + gap + whole[-tail_cap:]

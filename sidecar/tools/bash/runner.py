@@ -1,9 +1,9 @@
 """Running one shell command: process group, cwd tracking, timeout and cancel, output to a file.
 
-The command runs as ``bash -c`` in a new session (its own process group), stdout and stderr on one
-pipe (so they interleave as they happen). A pump thread drains the pipe into the output file, ANSI
-escapes stripped; past ``FILE_CAP`` bytes it keeps only a bounded tail in memory and writes it after
-the gap, so a 1 GB output costs neither memory nor a gigabyte of disk. A ``trap … EXIT`` reports the
+The command runs as ``bash -c`` in its own process group (a new session when the sidecar has a
+controlling terminal), stdout and stderr on one pipe (so they interleave as they happen). A pump thread
+drains the pipe into the output file, ANSI escapes stripped; past ``FILE_CAP`` bytes it keeps only a
+ring of the last ``TAIL_CAP`` bytes in memory and writes it after a gap marker, so a 1 GB output costs neither memory nor a gigabyte of disk. A ``trap … EXIT`` reports the
 final working directory on a separate fd, so a ``cd`` persists to the next call while environment
 changes do not. On timeout or cancel the whole group gets SIGTERM, then SIGKILL after a grace period.
 """
@@ -21,7 +21,9 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import BinaryIO
 
 from sidecar.tools.bash import sandbox
 
@@ -37,6 +39,8 @@ _CHUNK = 1 << 20
 _ANSI_BYTES = re.compile(
     rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[@-Z\\-_])"
 )
+
+_STRING_ESCAPES = (b"]", b"P", b"X", b"^", b"_")
 
 # CSI, OSC, and two-byte escapes (colour, cursor movement, titles, hyperlinks).
 _ANSI = re.compile(
@@ -63,67 +67,147 @@ def shell_argv(script: str) -> list[str]:
 
 
 class OutputPump(threading.Thread):
-    """Drains the command's pipe into ``path`` (ANSI stripped), bounded by ``cap`` bytes when given."""
+    """Drains the command's pipe into ``path`` (ANSI stripped), bounded by ``cap`` bytes when given.
 
-    def __init__(self, fd: int, path: Path, cap: int | None) -> None:
+    Bounded: the first ``cap`` bytes go to the file as they come, then a ring of the last ``tail_cap``
+    bytes is kept in memory and written after a gap marker at the end. The hot path does no per-byte
+    Python work: reads land in a reused buffer (or straight in the ring), a chunk without an ESC byte
+    skips the ANSI regex, and nothing is decoded."""
+
+    def __init__(self, fd: int, path: Path, cap: int | None, tail_cap: int = TAIL_CAP) -> None:
         super().__init__(daemon=True, name=f"bash-output-{path.name}")
         self.fd = fd
         self.path = path
         self.cap = cap
+        self.tail_cap = tail_cap
         self.total = 0  # bytes produced (after stripping)
         self.omitted = 0  # bytes dropped from the middle of the file
         self.recent = b""
         self.done = threading.Event()
+        self._carry = b""  # an escape sequence cut by the end of a read: stripped with the next one
+        self._ring: bytearray | None = None
+        self._ring_pos = 0
+        self._ring_total = 0
+
+    def _read(self, into: memoryview) -> int:
+        try:
+            return os.readv(self.fd, [into])
+        except OSError:
+            return 0
+
+    def _strip(self, data: bytes) -> bytes:
+        """``data`` (after the carried bytes) without ANSI escapes; an unfinished one is carried over."""
+        data = self._carry + data
+        self._carry = b""
+        esc = data.rfind(b"\x1b")
+        if esc < 0:
+            return data
+        if len(data) - esc < 256:
+            # Unfinished, or a string escape (OSC `ESC ] … BEL`, DCS, …) whose end the read cut off: the
+            # regex would take its `ESC ]` for a two-byte escape and leave the rest. Wait for the next read.
+            done = _ANSI_BYTES.match(data, esc)
+            if done is None or (done.end() == esc + 2 and data[esc + 1 : esc + 2] in _STRING_ESCAPES):
+                data, self._carry = data[:esc], data[esc:]
+        return _ANSI_BYTES.sub(b"", data)
+
+    def _note(self, data: bytes | memoryview) -> None:
+        self.total += len(data)
+        keep = _PROGRESS_CHARS * 4
+        if len(data) >= keep:
+            self.recent = bytes(data[-keep:])
+        else:
+            self.recent = (self.recent + data)[-keep:]
+
+    def _to_ring(self, data: bytes | memoryview) -> None:
+        ring = self._ring
+        if ring is None:
+            # _CHUNK of slack: a read straight into the ring that the stripping then shortens leaves its
+            # unused end over bytes older than ``tail_cap``, never over kept ones.
+            ring = self._ring = bytearray(self.tail_cap + _CHUNK)
+        size = len(ring)
+        if len(data) > size:
+            data = data[-size:]
+        pos = self._ring_pos
+        first = min(len(data), size - pos)
+        ring[pos : pos + first] = data[:first]
+        ring[: len(data) - first] = data[first:]
+        self._ring_pos = (pos + len(data)) % size
 
     def run(self) -> None:
-        tail: list[bytes] = []
-        tail_size = 0
-        carry = b""
+        buf = bytearray(_CHUNK)
+        view = memoryview(buf)
+        cap = self.cap
+        written = 0  # bytes in the file's head part
         try:
             with open(self.path, "wb") as out:
                 while True:
-                    try:
-                        chunk = os.read(self.fd, _CHUNK)
-                    except OSError:
-                        chunk = b""
-                    if not chunk:
-                        break
-                    chunk = carry + chunk
-                    carry = b""
-                    if b"\x1b" in chunk:
-                        esc = chunk.rfind(b"\x1b")
-                        if len(chunk) - esc < 256 and not _ANSI_BYTES.match(chunk, esc):
-                            chunk, carry = chunk[:esc], chunk[esc:]
-                        chunk = _ANSI_BYTES.sub(b"", chunk)
-                    self.total += len(chunk)
-                    keep = _PROGRESS_CHARS * 4
-                    self.recent = chunk[-keep:] if len(chunk) >= keep else (self.recent + chunk)[-keep:]
-                    written = self.total - len(chunk) - self.omitted - tail_size
-                    if self.cap is None or (written + len(chunk) <= self.cap and not tail):
+                    ring = self._ring
+                    if ring is not None and not self._carry:
+                        # Past the cap: read straight into the ring (no copy) when there is nothing to strip.
+                        pos = self._ring_pos
+                        n = self._read(memoryview(ring)[pos : pos + min(_CHUNK, len(ring) - pos)])
+                        if not n:
+                            break
+                        if ring.find(b"\x1b", pos, pos + n) < 0:
+                            self._ring_pos = (pos + n) % len(ring)
+                            self._ring_total += n
+                            self._note(memoryview(ring)[pos : pos + n])
+                            continue
+                        chunk: bytes | memoryview = self._strip(bytes(ring[pos : pos + n]))
+                    else:
+                        n = self._read(view)
+                        if not n:
+                            break
+                        data = view[:n]
+                        chunk = self._strip(bytes(data)) if self._carry or buf.find(b"\x1b", 0, n) >= 0 else data
+                    self._note(chunk)
+                    if cap is None:
                         out.write(chunk)
-                        if self.cap is None:
-                            out.flush()
+                        out.flush()  # BashOutput reads the file while the shell runs
                         continue
-                    room = max(0, self.cap - written) if not tail else 0
-                    if room:
+                    if ring is None:
+                        room = cap - written
+                        if len(chunk) <= room:
+                            out.write(chunk)
+                            written += len(chunk)
+                            continue
                         out.write(chunk[:room])
+                        written += room
                         chunk = chunk[room:]
-                    tail.append(chunk)
-                    tail_size += len(chunk)
-                    while tail_size - len(tail[0]) >= TAIL_CAP:
-                        tail_size -= len(tail[0])
-                        self.omitted += len(tail.pop(0))
-                if carry:
-                    self.total += len(carry)
-                    (tail.append(carry) if tail else out.write(carry))
-                    tail_size += len(carry) if tail else 0
-                if tail:
-                    if self.omitted:
-                        out.write(f"\n[... {self.omitted:,} bytes omitted here ...]\n".encode())
-                    out.write(b"".join(tail))
+                    self._to_ring(chunk)
+                    self._ring_total += len(chunk)
+                if self._carry:
+                    rest, self._carry = _ANSI_BYTES.sub(b"", self._carry), b""
+                    self._note(rest)
+                    if cap is None or (self._ring is None and written + len(rest) <= cap):
+                        out.write(rest)
+                    else:
+                        if self._ring is None:
+                            out.write(rest[: cap - written])
+                            rest = rest[cap - written :]
+                        self._to_ring(rest)
+                        self._ring_total += len(rest)
+                self._flush_ring(out)
         finally:
             os.close(self.fd)
             self.done.set()
+
+    def _flush_ring(self, out: BinaryIO) -> None:
+        ring = self._ring
+        if ring is None:
+            return
+        kept = min(self._ring_total, self.tail_cap)
+        self.omitted = self._ring_total - kept
+        if self.omitted:
+            out.write(f"\n[... {self.omitted:,} bytes omitted here ...]\n".encode())
+        pos = self._ring_pos
+        start = (pos - kept) % len(ring)
+        if start <= pos:
+            out.write(memoryview(ring)[start:pos])
+        else:
+            out.write(memoryview(ring)[start:])
+            out.write(memoryview(ring)[:pos])
+        self._ring = None
 
 
 @dataclass
@@ -185,6 +269,16 @@ def kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
+@lru_cache(maxsize=1)
+def _has_controlling_tty() -> bool:
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -222,7 +316,12 @@ async def start(
             stderr=out_fd,
             cwd=str(cwd),
             env=env,
-            start_new_session=True,
+            # Its own process group either way (kill_group). A new session only when the sidecar has a
+            # controlling terminal, to keep commands off it (no /dev/tty prompts, no TIOCSTI); without
+            # one a session adds nothing but a scheduler autogroup of its own, which here made the pipe
+            # from the command to the pump ~1.6x slower on a loaded machine (docs/bash.md, Output speed).
+            start_new_session=_has_controlling_tty(),
+            process_group=None if _has_controlling_tty() else 0,
             pass_fds=(cwd_fd,),
         )
     except BaseException:
