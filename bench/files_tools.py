@@ -3,7 +3,7 @@
     .venv/bin/python bench/files_tools.py [--files 50000] [--gb 1] [--runs 5]
 
 Grep vs `rg` (same flags) and Glob vs `rg --files -g` on a generated tree (ours and the reference are
-interleaved, best of --runs each); Read of the last 2,000 lines of a 1 GB file vs `tail -n 2000`, in a
+interleaved; best of --runs each, medians too); Read of the last 2,000 lines of a 1 GB file vs `tail -n 2000`, in a
 child process that also reports its peak RSS: `offset=-2000` (the tail, read backwards, no line count) is
 the goal line; `offset=N-1999` (the first Read must count every newline) and the same after a first Read
 (line index kept in the ledger) are reported too; Edit on a 1,000,000-line file vs a plain
@@ -59,10 +59,13 @@ def make_tree(root: Path, n: int) -> None:
         (d / f"f{i}{ext}").write_text(body)
 
 
-def report(name: str, ours: float, ref: float, goal: float) -> None:
+def report(name: str, ours: float, ref: float, goal: float, medians: tuple[float, float] | None = None) -> None:
     ratio = ours / ref if ref else float("inf")
+    med = ""
+    if medians is not None:
+        med = f"   medians {medians[0] * 1000:.0f}/{medians[1] * 1000:.0f} ms = {medians[0] / medians[1]:.2f}x"
     print(f"{name:<44} ours {ours * 1000:9.1f} ms   ref {ref * 1000:9.1f} ms   ratio {ratio:5.2f}x "
-          f"(goal <= {goal}x){'' if ratio <= goal else '  MISSED'}")
+          f"(goal <= {goal}x){'' if ratio <= goal else '  MISSED'}{med}")
 
 
 def timed(cmd: list[str]) -> float:
@@ -80,7 +83,7 @@ async def pair(name: str, ours: Callable[[], Awaitable[Any]], ref: list[str], go
         await ours()
         o.append(time.perf_counter() - t)
         r.append(await asyncio.to_thread(timed, ref))
-    report(name, min(o), min(r), goal)
+    report(name, min(o), min(r), goal, (statistics.median(o), statistics.median(r)))
 
 
 READ_CHILD = """
@@ -204,7 +207,8 @@ async def main() -> None:
             await edit()
             o.append(time.perf_counter() - t)
             r.append(await asyncio.to_thread(best, plain, 1))
-        report("Edit 1,000,000-line file (tool vs plain)", min(o), min(r), 2)
+        report("Edit 1,000,000-line file (tool vs plain)", min(o), min(r), 2,
+               (statistics.median(o), statistics.median(r)))
 
         # External write → notice queued.
         f = ws / "watched.txt"

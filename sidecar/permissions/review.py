@@ -95,7 +95,6 @@ async def review_edit(ctx: ToolContext, path: Path, old_text: str | None, new_te
     session = ctx.session
     gate = session.permissions
     shown = path.as_posix()
-    diff = make_diff(old_text, new_text, shown)
     content = [diff_content(path, old_text, new_text)]
     request = PermissionRequest(
         tool_name=tool_name, access="write",
@@ -115,6 +114,7 @@ async def review_edit(ctx: ToolContext, path: Path, old_text: str | None, new_te
     before = disk_fingerprint(path)  # only a question waits on the user, so only then can disk move
 
     if session.has_client_capability("reviewEdit"):
+        diff = make_diff(old_text, new_text, shown)  # only the review question shows hunks
         outcome = await _ask_review(ctx, path, old_text, new_text, diff.unified, diff.hunk_dicts(), request)
     else:
         answer = await gate.ask_user(request, ctx)

@@ -27,6 +27,7 @@ import asyncio
 import hashlib
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,14 +43,24 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
 
 
-def digest_soon(data: bytes) -> asyncio.Future[str]:
+def digest_parts(parts: Sequence[bytes | memoryview]) -> str:
+    """``digest`` of the concatenation of ``parts`` (without building it)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part)
+    return h.hexdigest()[:32]
+
+
+def digest_soon(data: bytes | Sequence[bytes | memoryview]) -> asyncio.Future[str]:
     """Start ``digest(data)`` now and await it later: large data is hashed in a thread (hashlib releases
-    the GIL), so the caller's own work (decoding, writing, fsync) runs beside it."""
+    the GIL), so the caller's own work (decoding, writing, fsync) runs beside it. ``data`` may be a
+    sequence of pieces (hashed as their concatenation)."""
     loop = asyncio.get_running_loop()
-    if len(data) >= THREAD_DIGEST_OVER:
-        return loop.run_in_executor(None, digest, data)
+    parts: Sequence[bytes | memoryview] = [data] if isinstance(data, bytes) else data
+    if sum(len(p) for p in parts) >= THREAD_DIGEST_OVER:
+        return loop.run_in_executor(None, digest_parts, parts)
     done: asyncio.Future[str] = loop.create_future()
-    done.set_result(digest(data))
+    done.set_result(digest_parts(parts))
     return done
 
 

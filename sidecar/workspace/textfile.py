@@ -14,6 +14,7 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,16 +99,23 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     commit_temp(write_temp(path, data, mode), path)
 
 
-def write_temp(path: Path, data: bytes, mode: int | None = None) -> str:
+def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int | None = None) -> str:
     """First half of ``atomic_write``: ``data`` in a fsynced temp file beside ``path`` (its name returned).
 
+    ``data`` may be a sequence of pieces written one after the other (e.g. memoryview slices of the old
+    content around a replacement, so the new content is never built in memory).
     Blocking I/O only (the GIL is released): callers may run it in a thread beside other work."""
     directory = path.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".sidecar-tmp", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
+        with os.fdopen(fd, "wb", buffering=0) as f:
+            for piece in [data] if isinstance(data, bytes) else data:
+                view = memoryview(piece)
+                while view:  # raw writes may be partial
+                    n = f.write(view)
+                    if not n:
+                        raise OSError(f"short write to {tmp}")
+                    view = view[n:]
             os.fsync(f.fileno())
         if mode is not None:
             os.chmod(tmp, stat.S_IMODE(mode))

@@ -10,6 +10,7 @@ import stat
 import sys
 from pathlib import Path
 
+from sidecar.permissions.rules import parse_rule
 from sidecar.workspace.buffers import OpenBuffers
 from tests.files.helpers import Agent
 
@@ -184,3 +185,45 @@ async def test_notebook_edit(agent: Agent, ws: Path) -> None:
                                     edit_mode="delete")
     assert not err
     assert [c["source"] for c in json.loads(f.read_text())["cells"]] == ["# Notes"]
+
+
+async def test_edit_bytes_on_disk_latin1_utf8_and_no_temp_left(agent: Agent, ws: Path) -> None:
+    """The edit writes exactly the new bytes whether they are spliced from the old buffer (Latin-1, ASCII
+    UTF-8) or encoded (non-ASCII UTF-8), and leaves no temp file behind."""
+    lat = ws / "lat.txt"
+    lat.write_bytes("caf\xe9 one\nna\xefve two\n".encode("latin-1"))
+    await agent.call("Read", file_path=str(lat))
+    text, err, _ = await agent.call("Edit", file_path=str(lat), old_string="naïve two", new_string="naïf 2")
+    assert not err, text
+    assert lat.read_bytes() == "café one\nnaïf 2\n".encode("latin-1")
+    u8 = ws / "u8.txt"
+    u8.write_text("héllo\nworld\n", encoding="utf-8")
+    await agent.call("Read", file_path=str(u8))
+    text, err, _ = await agent.call("Edit", file_path=str(u8), old_string="world", new_string="wörld")
+    assert not err, text
+    assert u8.read_bytes() == "héllo\nwörld\n".encode()
+    asc = ws / "asc.txt"
+    asc.write_text("a = 1\nb = 2\n")
+    await agent.call("Read", file_path=str(asc))
+    text, err, _ = await agent.call("Edit", file_path=str(asc), old_string="b = 2", new_string="b = «2»")
+    assert not err, text
+    assert "     2\tb = «2»" in text
+    assert asc.read_bytes() == "a = 1\nb = «2»\n".encode()
+    # The next edit needs no re-read: the recorded digest is the digest of the bytes written.
+    text, err, _ = await agent.call("Edit", file_path=str(asc), old_string="a = 1", new_string="a = 0")
+    assert not err, text
+    assert asc.read_bytes() == "a = 0\nb = «2»\n".encode()
+    assert sorted(p.name for p in ws.iterdir() if "sidecar-tmp" in p.name) == []
+
+
+async def test_denied_edit_in_accept_edits_writes_nothing(agent: Agent, ws: Path) -> None:
+    """acceptEdits starts writing the temp file before the review; a deny rule still leaves the file and
+    the directory as they were."""
+    f = ws / "locked.txt"
+    f.write_text("keep\n")
+    await agent.call("Read", file_path=str(f))
+    agent.session.permissions.session_rules.append(parse_rule("Edit(/locked.txt)", "deny", "session"))
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="keep", new_string="lose")
+    assert err, text
+    assert f.read_text() == "keep\n"
+    assert sorted(p.name for p in ws.iterdir()) == ["locked.txt"]

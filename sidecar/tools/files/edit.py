@@ -8,6 +8,7 @@ the change (sidecar.permissions.review) before anything is written; what lands i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,9 +139,22 @@ class EditTool(Tool[EditInput]):
         ledger.require_fresh(path, who, data, st, data_digest)
         if isinstance(change, ToolError):
             raise change
-        landing = await review(ctx, self.name, path, change.text, change.new_text, raw_input)
+        early: _Writing | None = None
+        if change.splice is not None and ctx.session.mode in ("acceptEdits", "bypassPermissions"):
+            # These modes apply edits without a question (unless a rule says otherwise), so the temp file is
+            # written and fsynced from the old buffer while the new text is built and reviewed; it is
+            # discarded if the review refuses or something else is to land.
+            early = _start_writing(path, st, _spliced(data, change))
+        try:
+            change.materialise()
+            landing = await review(ctx, self.name, path, change.text, change.new_text, raw_input)
+        except BaseException:
+            if early is not None:
+                await early.discard()
+            raise
         return await with_new_diagnostics(ctx, path, before, await _land(
-            ctx, path, who, st, change, landing.final_text, landing.summary, landing.editor_content))
+            ctx, path, who, st, change, landing.final_text, landing.summary, landing.editor_content, data,
+            early))
 
 
 @dataclass
@@ -152,6 +166,52 @@ class _Change:
     # Where the new text differs: new_text[start:end] replaced text[start:old_end] (None: unknown).
     start: int | None
     end: int | None
+    # The new bytes as (bytes before, replacement, bytes after) byte offsets into the file's bytes, when
+    # characters and bytes line up (Latin-1, or ASCII text in UTF-8): then they are written from the old
+    # buffer instead of encoding the whole new text.
+    splice: tuple[int, str, int] | None = None
+    # (old, new) while new_text is not built yet (see ``materialise``).
+    pending: tuple[str, str] | None = None
+
+    def materialise(self) -> None:
+        if self.pending is not None:
+            old, new = self.pending
+            self.new_text = self.text.replace(old, new, 1)
+            self.pending = None
+
+
+class _Writing:
+    """A temp file being written + fsynced in a thread, and the digest of its bytes in another."""
+
+    def __init__(self, path: Path, st: os.stat_result, data: bytes | list[bytes | memoryview]) -> None:
+        loop = asyncio.get_running_loop()
+        self.writing = loop.run_in_executor(None, write_temp, path, data, st.st_mode)
+        self.hashing = digest_soon(data)
+
+    async def result(self) -> tuple[str, str]:
+        try:
+            tmp = await self.writing
+        finally:
+            new_digest = await self.hashing
+        return tmp, new_digest
+
+    async def discard(self) -> None:
+        with contextlib.suppress(Exception):
+            discard_temp(await self.writing)
+        with contextlib.suppress(Exception):
+            await self.hashing
+
+
+def _start_writing(path: Path, st: os.stat_result, data: bytes | list[bytes | memoryview]) -> _Writing:
+    return _Writing(path, st, data)
+
+
+def _spliced(old_data: bytes, change: _Change) -> list[bytes | memoryview]:
+    """The new bytes as pieces: the old buffer around the replacement (no copy of the file)."""
+    assert change.splice is not None
+    a, new, b = change.splice
+    view = memoryview(old_data)
+    return [view[:a], new.encode(change.enc.name), view[b:]]
 
 
 def _replace(who: str, data: bytes, inp: EditInput) -> _Change:
@@ -184,35 +244,51 @@ def _replace(who: str, data: bytes, inp: EditInput) -> _Change:
         raise ToolError(f"old_string occurs {count} times in {who} (lines {listed}); it must occur "
                         "exactly once. Include more surrounding lines to make it unique, or set "
                         "replace_all to true to change every occurrence.")
+    if enc.name == "latin-1" or (enc.name == "utf-8" and text.isascii()):  # isascii is O(1) on str
+        b = len(enc.bom) + idx
+        # The new text is built later (``materialise``), once the write of these bytes has started.
+        return _Change(text, "", enc, 1, idx, idx + len(new), (b, new, b + len(old)), (old, new))
     return _Change(text, text.replace(old, new, 1), enc, 1, idx, idx + len(new))
 
 
 async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, change: _Change, final: str,
-                summary: str, editor_content: list[dict[str, Any]]) -> ToolOutput:
+                summary: str, editor_content: list[dict[str, Any]], old_data: bytes,
+                early: _Writing | None = None) -> ToolOutput:
     def stale() -> ToolError:
         return ToolError(f"{who} was modified since read (it changed while this edit was being prepared). "
                          "Nothing was written. Read it again, then redo the change.")
 
-    if not still_unchanged(path, st):
-        raise stale()
-    refuse_if_dirty(ctx, path)
     enc = change.enc
-    data = encode(final, enc)
+    if early is not None and final is not change.new_text:  # the user changed it: those bytes are void
+        await early.discard()
+        early = None
+    try:
+        if not still_unchanged(path, st):
+            raise stale()
+        refuse_if_dirty(ctx, path)
+    except BaseException:
+        if early is not None:
+            await early.discard()
+        raise
     # The temp file is written and fsynced in a thread while the new bytes are hashed in another and the
     # result snippet is made here; then the stat is checked once more and the temp file renamed in place.
+    # When the text landing is the proposal and characters line up with bytes, the new bytes are written
+    # as pieces of the old buffer (no encode of the whole text).
+    if early is None:
+        early = _start_writing(path, st, _spliced(old_data, change) if final is change.new_text
+                               and change.splice is not None else encode(final, enc))
     loop = asyncio.get_running_loop()
-    writing = loop.run_in_executor(None, write_temp, path, data, st.st_mode)
-    hashing = digest_soon(data)
     try:
         shown_snippet = _result_snippet(change, final)
-    finally:
-        tmp = await writing
-        new_digest = await hashing
+    except BaseException:
+        await early.discard()
+        raise
+    tmp, new_digest = await early.result()
     if not still_unchanged(path, st):
         discard_temp(tmp)
         raise stale()
     await loop.run_in_executor(None, commit_temp, tmp, path)
-    ledger_of(ctx).record_write(path, fingerprint_of(path, data, data_digest=new_digest))
+    ledger_of(ctx).record_write(path, fingerprint_of(path, b"", data_digest=new_digest))
     head = f"The file {who} has been updated"
     if change.replaced > 1:
         head += f" ({change.replaced} occurrences replaced)"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -124,14 +123,7 @@ async def rg_files(base: Path, pattern: str, cap: int) -> tuple[list[str], int]:
     return [prefix + n.decode("utf-8", errors="surrogateescape").removeprefix("./") for n in head], total
 
 
-def newest_first(paths: list[str], cap: int) -> list[str]:
-    """Sort ``paths`` by modification time, newest first (ties by path), and keep ``cap``."""
-    keyed: list[tuple[int, str]] = []
-    stat = os.stat
-    for p in paths:
-        try:
-            keyed.append((-stat(p).st_mtime_ns, p))
-        except OSError:
-            keyed.append((0, p))
-    keyed.sort()
+def newest_first(paths: list[str], mtimes: list[int], cap: int) -> list[str]:
+    """Sort ``paths`` by their ``mtimes`` (ns, same order), newest first (ties by path), and keep ``cap``."""
+    keyed = sorted(zip([-m for m in mtimes], paths, strict=True))
     return [p for _, p in keyed[:cap]]

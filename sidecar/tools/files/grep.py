@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
+import tempfile
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -116,12 +119,13 @@ class GrepTool(Tool[GrepInput]):
         mode = inp.output_mode or "files_with_matches"
         skip = inp.offset or 0
         limit = inp.head_limit if inp.head_limit else None
-        lines, more, err = await _run_rg(rg_args(inp, str(r.path)), skip, limit, mode == "files_with_matches")
+        lines, mtimes, more, err = await _run_rg(rg_args(inp, str(r.path)), skip, limit,
+                                                 mode == "files_with_matches")
         if err is not None:
             raise ToolError(f"Grep failed: {err}. Fix the pattern or arguments (ripgrep regex syntax).")
         if mode == "files_with_matches":
             total = len(lines)
-            page = newest_first(lines, total)[skip:]
+            page = newest_first(lines, mtimes or [], total)[skip:]
             more = limit is not None and len(page) > limit
             if limit is not None:
                 page = page[:limit]
@@ -149,51 +153,85 @@ class GrepTool(Tool[GrepInput]):
 
 
 async def _run_rg(args: list[str], skip: int, limit: int | None, collect_all: bool
-                  ) -> tuple[list[str], bool, str | None]:
-    """Read rg's output line by line; stop it once the page (offset+limit, char budget) is full."""
-    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
-                                                limit=1 << 22)
-    assert proc.stdout is not None and proc.stderr is not None
+                  ) -> tuple[list[str], list[int] | None, bool, str | None]:
+    """Run rg and read its output in a thread (blocking 256 KiB reads, split there, no event-loop wakeup
+    per pipe write); stop it once the page (offset+limit, char budget) is full. ``collect_all``
+    (files_with_matches) keeps every path and stats it as it arrives, so the mtimes for the newest-first
+    sort are taken while rg is still searching."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        out, mtimes, more, stopped, code, err = await asyncio.to_thread(
+            _collect, args, procs, skip, limit, collect_all)
+    except BaseException:  # cancelled: do not leave rg running (the thread then sees EOF and ends)
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        raise
+    if not stopped and code not in (0, 1):
+        return [], None, False, err or f"ripgrep exited with status {code}"
+    return out, mtimes, more, None
+
+
+def _collect(args: list[str], procs: list[subprocess.Popen[bytes]], skip: int, limit: int | None,
+             collect_all: bool) -> tuple[list[str], list[int] | None, bool, bool, int, str]:
+    with tempfile.TemporaryFile() as errf:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL, bufsize=0)
+        procs.append(proc)
+        out, mtimes, more, stopped = _read_rg(proc, skip, limit, collect_all)
+        errf.seek(0)
+        err = errf.read().decode(errors="replace").strip()
+    return out, mtimes, more, stopped, proc.returncode, err
+
+
+def _read_rg(proc: subprocess.Popen[bytes], skip: int, limit: int | None, collect_all: bool
+             ) -> tuple[list[str], list[int] | None, bool, bool]:
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    read = os.read
+    stat = os.stat
     out: list[str] = []
+    mtimes: list[int] | None = [] if collect_all else None
     seen = 0
     chars = 0
     more = False
     stopped = False
     pending = b""
     try:
-        # Big reads, split here: one event-loop wakeup per 256 KiB of output instead of one per line.
         while not stopped:
-            chunk = await proc.stdout.read(1 << 18)
+            chunk = read(fd, 1 << 18)
             if not chunk:
                 raws = [pending] if pending else []
             else:
                 *raws, pending = (pending + chunk).split(b"\n")
-            for raw in raws:
-                line = raw.decode("utf-8", errors="replace")
-                if collect_all:
+            if mtimes is not None:
+                for raw in raws:
+                    line = raw.decode("utf-8", errors="replace")
                     out.append(line)
-                    continue
-                seen += 1
-                if seen <= skip:
-                    continue
-                if (limit is not None and len(out) >= limit) or chars > MAX_OUTPUT_CHARS:
-                    more = True
-                    stopped = True
-                    break
-                out.append(line)
-                chars += len(line) + 1
+                    try:
+                        mtimes.append(stat(raw).st_mtime_ns)
+                    except OSError:
+                        mtimes.append(0)
+            else:
+                for raw in raws:
+                    seen += 1
+                    if seen <= skip:
+                        continue
+                    if (limit is not None and len(out) >= limit) or chars > MAX_OUTPUT_CHARS:
+                        more = True
+                        stopped = True
+                        break
+                    line = raw.decode("utf-8", errors="replace")
+                    out.append(line)
+                    chars += len(line) + 1
             if not chunk:
                 break
     finally:
-        if stopped and proc.returncode is None:
+        if stopped and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-        err = (await proc.stderr.read()).decode(errors="replace").strip()
-        code = await proc.wait()
-    if not stopped and code not in (0, 1):
-        return [], False, err or f"ripgrep exited with status {code}"
-    return out, more, None
+        proc.stdout.close()
+        proc.wait()
+    return out, mtimes, more, stopped
 
 
 def _bound(text: str) -> tuple[str, bool]:
