@@ -88,7 +88,7 @@ async def test_file_changed_on_disk_during_review_voids_the_proposal(project: Pa
     outcome = await review_edit(ctx_of(make_session(project, channel)), target, OLD, NEW)
     assert not outcome.approved and outcome.landed == "void"
     assert "was changed on disk" in outcome.summary_for_model
-    assert target.read_bytes() == (OLD + "formatter\n").encode()  # noqa: ASYNC240
+    assert target.read_bytes() == (OLD + "formatter\n").encode()
 
 
 async def test_without_review_support_permission_carries_diff(project: Path, target: Path) -> None:

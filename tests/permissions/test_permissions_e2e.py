@@ -89,7 +89,7 @@ async def test_partial_hunk_acceptance_writes_exactly_the_accepted_hunks(
     session = await reviewing.new_session(workspace)
     assert await reviewing.prompt(session, "spell out two numbers") == "end_turn"
     assert len(seen[0]["hunks"]) == 2
-    assert long_file.read_text() == OLD.replace("line 18\n", "line EIGHTEEN\n")  # noqa: ASYNC240
+    assert long_file.read_text() == OLD.replace("line 18\n", "line EIGHTEEN\n")
     text = result_text(last_result(model_server))
     assert "hunks 1 were dropped" in text and "+line TWO" in text
 
