@@ -205,7 +205,8 @@ class PermissionGate:
         if hook is not None and hook.decision == "deny":
             return Decision("deny", hook.reason or "blocked by a PreToolUse hook", decided_by="hook")
         mode: Mode = self.session.mode
-        if mode == "plan" and not request.read_only:
+        # Plan mode forbids changes; a fetch of an unapproved domain changes nothing, so it is asked.
+        if mode == "plan" and not request.read_only and request.access != "fetch":
             return Decision("deny", "plan mode", decided_by="mode")
         if verdict.behavior == "ask" and rule is not None:
             return Decision("ask", f"rule {rule.text} asks", rule=rule.text, decided_by="rule",

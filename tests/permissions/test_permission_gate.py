@@ -105,6 +105,17 @@ async def test_plan_mode_refuses_changes_but_not_reads(project: Path) -> None:
             await session.permissions.require(request, ctx_of(session))
 
 
+async def test_plan_mode_asks_for_a_fetch_of_an_unapproved_domain(project: Path) -> None:
+    channel = ScriptedChannel()
+    session = make_session(project, channel, mode="plan")
+    fetch = PermissionRequest(tool_name="WebFetch", access="fetch", title="Fetch https://example.org/",
+                              raw_input={"url": "https://example.org/"}, rule_subject="domain:example.org",
+                              suggested_rule="WebFetch(domain:example.org)")
+    channel.answer_with("allow_once")
+    decision = await session.permissions.require(fetch, ctx_of(session))
+    assert decision.decided_by == "user" and len(channel.requests) == 1
+
+
 @pytest.mark.parametrize(("mode", "target", "asks"), [
     ("acceptEdits", "src/a.py", False),
     ("acceptEdits", ".git/config", True),
