@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ def make_client(settings: ModelSettings) -> anthropic.AsyncAnthropic:
     kwargs: dict[str, Any] = {"max_retries": 0, "timeout": 600.0}
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            kwargs["api_key"] = "unused"  # a local endpoint that wants no key; the SDK insists on one
     return anthropic.AsyncAnthropic(**kwargs)
 
 

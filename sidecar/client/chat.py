@@ -132,8 +132,13 @@ def have_credentials() -> bool:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    if getattr(args, "demo", False) or not have_credentials():
+    if getattr(args, "demo", False):
         return run_demo(args)
+    if not have_credentials() and not os.environ.get("ANTHROPIC_BASE_URL"):
+        Console(stderr=True).print(
+            "No model configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or ANTHROPIC_BASE_URL for an "
+            "Anthropic-compatible endpoint), or run `sidecar demo` for the offline demo.", style="red")
+        return 2
     cwd = Path(args.cwd or os.getcwd()).resolve()
     return asyncio.run(chat_session(args, cwd, dict(os.environ), Console()))
 
