@@ -13,7 +13,7 @@ import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.agent.model import ModelClient, ModelError, ModelReply, StreamCallbacks
@@ -86,7 +86,6 @@ class Coalescer:
 class TurnStats:
     requests: int = 0
     tool_calls: int = 0
-    usage: dict[str, int] = field(default_factory=dict)
 
 
 class AgentLoop:
@@ -272,6 +271,3 @@ class AgentLoop:
         await flush_batch()
         return results
 
-
-def now() -> float:
-    return time.time()

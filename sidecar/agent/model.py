@@ -42,7 +42,6 @@ class StreamCallbacks:
     on_thinking: TextSink | None = None
     # A content block finished (tool_use blocks are announced to the editor from here).
     on_block: BlockSink | None = None
-    on_retry: Callable[[int, float, str], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -152,8 +151,6 @@ class ModelClient:
                 else:
                     delay = min(self.settings.max_backoff_s, 0.5 * 2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
                 log.warning("model request failed (%s); retry %d in %.1fs", _describe(exc), attempt, delay)
-                if cb.on_retry:
-                    await cb.on_retry(attempt, delay, _describe(exc))
                 await asyncio.sleep(delay)
 
     async def complete(self, params: dict[str, Any]) -> ModelReply:

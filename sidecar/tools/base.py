@@ -8,7 +8,6 @@ cancellation, bounded output and result metadata. A tool only says what is parti
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -148,6 +147,3 @@ class Tool(ABC, Generic[InputT]):
     async def run(self, inp: InputT, ctx: ToolContext) -> ToolOutput:
         """Do the work and present it. Progress for the editor goes through ``ctx.progress``."""
 
-
-def now_ms() -> int:
-    return int(time.time() * 1000)

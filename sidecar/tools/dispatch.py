@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -207,6 +206,3 @@ class Dispatcher:
             "_meta": {"sidecar": {"metadata": output.metadata}},
         })
 
-
-def new_tool_use_id() -> str:
-    return f"toolu_{uuid.uuid4().hex[:20]}"
