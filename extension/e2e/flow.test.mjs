@@ -16,6 +16,9 @@ const oldBlock = Array.from({ length: 14 }, (_, i) => `line ${i + 2}`).join('\n'
 const newBlock = oldBlock.replace('line 2\n', 'line 2 (changed by hunk one)\n').replace('line 15', 'line 15 (changed by hunk two)');
 const expected = original.replace('line 2\n', 'line 2 (changed by hunk one)\n');
 const marker = path.join(ws, 'approved.txt');
+const pricing = path.join(ws, 'pricing.py');
+const pricingText = 'def price(amount, discount):\n    # apply the discount\n    return amount - discount\n\n\ndef discount_for(user):\n    return 0\n';
+const longStream = 'Reading slowly:\n\n' + Array.from({ length: 120 }, (_, i) => `- point ${i + 1}`).join('\n');
 
 // The model's side of the conversation, one entry per Messages API request.
 const turns = [
@@ -65,6 +68,33 @@ const turns = [
       },
     ],
   },
+  // 7. a command the user rejects with a note
+  { content: [{ type: 'tool_use', id: 'toolu_bash_rm', name: 'Bash', input: { command: 'rm -rf build', description: 'Remove the build folder' } }] },
+  { content: [{ type: 'text', text: 'Understood, I left it.' }] },
+  // 8. tool cards: Read + Grep, an Edit (acceptEdits mode), 500 lines of output, a sub-agent, rendered Markdown
+  {
+    content: [
+      { type: 'tool_use', id: 'toolu_read_p', name: 'Read', input: { file_path: pricing } },
+      { type: 'tool_use', id: 'toolu_grep', name: 'Grep', input: { pattern: 'discount', output_mode: 'content', '-n': true } },
+    ],
+  },
+  { content: [{ type: 'tool_use', id: 'toolu_edit_p', name: 'Edit', input: { file_path: pricing, old_string: '    return amount - discount', new_string: '    return max(0, amount - discount)' } }] },
+  { content: [{ type: 'tool_use', id: 'toolu_seq', name: 'Bash', input: { command: 'seq 1 500', description: 'Print 500 lines' } }] },
+  { content: [{ type: 'tool_use', id: 'toolu_task', name: 'Task', input: { description: 'Find alpha', prompt: 'Read notes.txt and report its first line', subagent_type: 'Explore' } }] },
+  { content: [{ type: 'tool_use', id: 'toolu_sub_read', name: 'Read', input: { file_path: notes, limit: 3 } }] },
+  { content: [{ type: 'text', text: 'The first line is "line 1".' }] },
+  {
+    content: [
+      {
+        type: 'text',
+        text: '# Done\n\nThe price can no longer go negative:\n\n```python\ndef price(amount, discount):\n    return max(0, amount - discount)  # a long comment that must scroll sideways, not wrap mid-identifier\n```\n\n| file | change |\n|---|---|\n| pricing.py | clamp at zero |\n',
+      },
+    ],
+  },
+  // 9. a slow stream the user scrolls up in
+  { content: [{ type: 'text', text: longStream }], text_chunk: 40, chunk_delay: 0.12 },
+  // 10. a slow answer that ends while the panel is hidden
+  { content: [{ type: 'text', text: 'Working in the background… ' + 'done.'.repeat(1) }], text_chunk: 3, chunk_delay: 0.3 },
 ];
 
 let page;
@@ -88,6 +118,7 @@ async function waitTurnEnd(n, timeout = 60000) {
 before(async () => {
   assert.ok(fs.existsSync(python), `no Python at ${python}: run "uv sync" in ${repoRoot}`);
   fs.writeFileSync(notes, original);
+  fs.writeFileSync(pricing, pricingText);
   const url = await h.startModel(turns);
   await h.startCodeServer({
     'sidecar.pythonPath': python,
@@ -133,7 +164,7 @@ step('the chat panel streams the answer to a prompt as Markdown', async () => {
   await msg.locator('strong', { hasText: 'scripted' }).waitFor({ timeout: 120000 });
   assert.equal(await waitTurnEnd(1), 'end_turn');
   await chat.locator('.msg.agent', { hasText: 'Hello from the scripted model. I can read, edit and run things here.' }).waitFor({ timeout: 10000 });
-  assert.equal(await chat.locator('.msg.user').last().textContent(), 'Say hello');
+  assert.equal(await chat.locator('.msg.user .body').last().textContent(), 'Say hello');
   await h.screenshot('streamed-answer');
 });
 
@@ -158,17 +189,28 @@ step('a proposed edit opens as a diff; one hunk accepted, one rejected, exactly 
   await h.screenshot('edit-landed');
 });
 
-step('a command is approved from the notification', async () => {
+step('a command is approved inside the chat, the rule in full; the notification is the second channel', async () => {
   await sendPrompt('Create the marker file');
   const toast = page.locator('.notification-toast', { hasText: 'touch approved.txt' });
   await toast.waitFor({ state: 'visible', timeout: 60000 });
   assert.ok(!fs.existsSync(marker), 'the command waits for approval');
-  // the chat view shows what waits
+  // short labels in the notification, plus Show
+  for (const label of ['Allow', 'Always allow', 'Reject', 'Show']) {
+    await toast.locator('.monaco-button', { hasText: new RegExp(`^${label}$`) }).waitFor({ state: 'visible', timeout: 5000 });
+  }
   await chat.locator('#status', { hasText: '1 waiting for you' }).waitFor({ timeout: 10000 });
-  await h.screenshot('approval-notification');
-  await toast.locator('.monaco-button', { hasText: 'Allow once' }).click();
+  const card = chat.locator('.tool-card[data-tool-call-id="toolu_bash1"]');
+  const always = card.locator('.approval button', { hasText: 'Always allow Bash(touch *) in this project' });
+  await always.waitFor({ state: 'visible', timeout: 10000 });
+  assert.equal(await card.locator('.approval .exact-command').textContent(), 'touch approved.txt');
+  await h.screenshot('approval-in-chat');
+  await always.click();
   assert.equal(await waitTurnEnd(3), 'end_turn');
   assert.ok(fs.existsSync(marker), 'the approved command ran');
+  const local = JSON.parse(fs.readFileSync(path.join(ws, '.claude', 'settings.local.json'), 'utf8'));
+  assert.ok(local.permissions.allow.includes('Bash(touch *)'), 'the rule shown is the rule saved');
+  await card.locator('.decision', { hasText: 'You chose: Always allow Bash(touch *) in this project' }).waitFor({ timeout: 10000 });
+  await toast.locator('.codicon-notifications-clear').click().catch(() => undefined);
   await h.screenshot('command-ran');
 });
 
@@ -213,6 +255,138 @@ step('stopping a turn closes the question it was waiting on', async () => {
   await title.waitFor({ state: 'hidden', timeout: 10000 });
   await chat.locator('#status:empty').waitFor({ state: 'attached', timeout: 10000 });
   await h.screenshot('question-closed');
+});
+
+step('a command rejected with a note shows as the user decision, and the note reaches the model', async () => {
+  await sendPrompt('Clean the build');
+  const card = chat.locator('.tool-card[data-tool-call-id="toolu_bash_rm"]');
+  await card.locator('.approval button', { hasText: 'Reject with a note' }).click({ timeout: 60000 });
+  await card.locator('.note-input').fill('keep the build folder');
+  await card.locator('.approval button', { hasText: 'Reject and send note' }).click();
+  assert.equal(await waitTurnEnd(7), 'end_turn');
+  await card.locator('.decision', { hasText: 'keep the build folder' }).waitFor({ timeout: 10000 });
+  assert.equal(await card.getAttribute('data-decision'), 'rejected');
+  assert.equal(await card.locator('.tool-status').textContent(), 'rejected by you');
+  await page.locator('.notification-toast .codicon-notifications-clear').first().click().catch(() => undefined);
+  await h.screenshot('rejected-with-note');
+});
+
+step('tool cards: relative summaries, Edit inline diff, capped output, a nested sub-agent, highlighted code', async () => {
+  await chat.locator('#mode').selectOption('acceptEdits');
+  await sendPrompt('Clamp the price at zero');
+  assert.equal(await waitTurnEnd(8, 90000), 'end_turn');
+  assert.equal(fs.readFileSync(pricing, 'utf8'), pricingText.replace('return amount - discount', 'return max(0, amount - discount)'));
+  const grep = chat.locator('.tool-card[data-tool-call-id="toolu_grep"] .summary-text');
+  assert.match(await grep.textContent(), /^Grep "discount" — \d+ matches in \d+ files?$/);
+  const edit = chat.locator('.tool-card[data-tool-call-id="toolu_edit_p"]');
+  assert.equal(await edit.locator('.summary-text').textContent(), 'Edit pricing.py +1 −1');
+  await edit.locator('summary').click();
+  await edit.locator('.diff-line.add', { hasText: 'return max(0, amount - discount)' }).waitFor({ timeout: 10000 });
+  await edit.locator('.diff-line.del', { hasText: 'return amount - discount' }).waitFor({ timeout: 10000 });
+  await edit.scrollIntoViewIfNeeded();
+  await h.screenshot('edit-inline-diff');
+  const seq = chat.locator('.tool-card[data-tool-call-id="toolu_seq"]');
+  assert.equal(await seq.locator('.summary-text').textContent(), 'Bash `seq 1 500` — exit 0');
+  await seq.locator('summary').click();
+  const out = seq.locator('.output pre.text');
+  assert.equal((await out.textContent()).split('\n').length, 20);
+  await seq.locator('button', { hasText: 'Show all (481 more lines)' }).or(seq.locator('button', { hasText: /^Show all/ })).first().waitFor();
+  const height = (await seq.boundingBox()).height;
+  assert.ok(height < 700, `the capped card is ${height}px tall`);
+  await seq.scrollIntoViewIfNeeded();
+  await h.screenshot('capped-output');
+  await seq.locator('button', { hasText: 'Open in editor' }).click();
+  await page.locator('.tab', { hasText: 'Bash output' }).waitFor({ timeout: 15000 });
+  await page.locator('.view-lines', { hasText: '500' }).first().waitFor({ timeout: 15000 });
+  await h.screenshot('output-in-editor');
+  const task = chat.locator('.tool-card[data-tool-call-id="toolu_task"]');
+  assert.match(await task.locator('> summary .summary-text').textContent(), /^Explore: Find alpha/);
+  const nested = task.locator('.children .tool-card[data-tool-call-id="toolu_sub_read"]');
+  await nested.waitFor({ state: 'attached', timeout: 10000 });
+  assert.equal(await nested.locator('.summary-text').textContent(), 'Read notes.txt lines 1–3');
+  assert.equal(await chat.locator('#transcript > .tool-card[data-tool-call-id="toolu_sub_read"]').count(), 0);
+  await task.locator('> summary').click();
+  await task.scrollIntoViewIfNeeded();
+  await h.screenshot('nested-subagent');
+  const code = chat.locator('.msg.agent .code-block').last();
+  assert.ok((await code.locator('.hljs-keyword').count()) > 0, 'the code block is highlighted');
+  await code.locator('.copy-code').waitFor();
+  assert.equal(await chat.locator('.msg.agent .table-wrap table').count() > 0, true);
+  await code.scrollIntoViewIfNeeded();
+  await h.screenshot('rendered-markdown');
+  await chat.locator('#mode').selectOption('default');
+});
+
+step('scrolling up during a stream stays put; the pill jumps back', async () => {
+  await sendPrompt('Read slowly');
+  await chat.locator('.msg.agent', { hasText: 'point 5' }).waitFor({ timeout: 60000 });
+  await chat.locator('#transcript').evaluate((t) => (t.scrollTop = 0));
+  await sleep(300);
+  await chat.locator('#new-activity:not([hidden])').waitFor({ timeout: 20000 });
+  const top = await chat.locator('#transcript').evaluate((t) => t.scrollTop);
+  assert.ok(top < 5, `the view stayed where the user put it (scrollTop ${top})`);
+  await h.screenshot('scrolled-up-pill');
+  assert.equal(await waitTurnEnd(9, 90000), 'end_turn');
+  assert.ok((await chat.locator('#transcript').evaluate((t) => t.scrollTop)) < 5);
+  await chat.locator('#new-activity').click();
+  const atBottom = await chat.locator('#transcript').evaluate((t) => t.scrollHeight - t.clientHeight - t.scrollTop < 30);
+  assert.ok(atBottom);
+});
+
+step('a turn that ends while the panel is hidden raises "turn finished"', async () => {
+  await sendPrompt('Work in the background');
+  await chat.locator('.msg.agent', { hasText: 'Working' }).waitFor({ timeout: 60000 });
+  await page.locator('.activitybar .action-item a[aria-label^="Explorer"]').first().click();
+  const toast = page.locator('.notification-toast', { hasText: 'the agent finished its turn' });
+  await toast.waitFor({ state: 'visible', timeout: 60000 });
+  await h.screenshot('hidden-panel-turn-finished');
+  await toast.locator('.monaco-button', { hasText: 'Show' }).click();
+  await chat.locator('.turn-marker').nth(9).waitFor({ state: 'attached', timeout: 30000 });
+});
+
+step('@ completes workspace files inline; / lists the commands', async () => {
+  const box = chat.locator('#prompt');
+  await box.fill('');
+  await box.pressSequentially('look at @pri');
+  const item = chat.locator('#menu .menu-item', { hasText: 'pricing.py' }).first();
+  await item.waitFor({ state: 'visible', timeout: 15000 });
+  await h.screenshot('at-completion');
+  await box.press('Enter');
+  assert.equal(await box.inputValue(), 'look at @pricing.py ');
+  await chat.locator('#context .chip', { hasText: '@pricing.py' }).waitFor({ timeout: 5000 });
+  await box.fill('');
+  await chat.locator('#context .chip-remove').first().click();
+  await box.pressSequentially('/');
+  for (const name of ['/compact', '/clear', '/model']) await chat.locator('#menu .menu-item', { hasText: name }).waitFor({ timeout: 10000 });
+  await h.screenshot('slash-menu');
+  await box.press('Escape');
+  await box.fill('');
+});
+
+step('dark theme and a narrow side bar', async () => {
+  await runCommand(page, 'Preferences: Color Theme');
+  const input = page.locator('.quick-input-widget input');
+  await input.fill('Dark Modern');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' }).first().waitFor();
+  await input.press('Enter');
+  await sleep(1000);
+  const sidebar = page.locator('.part.sidebar');
+  const box = await sidebar.boundingBox();
+  const x = box.x + box.width;
+  await page.mouse.move(x - 1, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 170, box.y + box.height / 2, { steps: 10 });
+  await page.mouse.up();
+  await sleep(500);
+  const seq = chat.locator('.tool-card[data-tool-call-id="toolu_bash1"]');
+  await seq.scrollIntoViewIfNeeded();
+  await h.screenshot('dark-narrow-approval-card');
+  await chat.locator('.tool-card[data-tool-call-id="toolu_edit_p"]').scrollIntoViewIfNeeded();
+  await h.screenshot('dark-narrow-edit');
+  const width = (await sidebar.boundingBox()).width;
+  assert.ok(width < 260, `the side bar is ${width}px wide`);
+  const overflow = await chat.locator('body').evaluate((b) => b.scrollWidth - b.clientWidth);
+  assert.ok(overflow <= 1, `nothing overflows the narrow panel (${overflow}px)`);
 });
 
 step('a new session starts empty; resuming the earlier one replays its conversation', async () => {

@@ -32,6 +32,10 @@ export function resumeSession(ctx: Ctx): Cmd {
   };
 }
 
+export function focusChat(ctx: Ctx): Cmd {
+  return () => ctx.chat.reveal();
+}
+
 export function cancel(ctx: Ctx): Cmd {
   return () => ctx.sessions.cancel();
 }

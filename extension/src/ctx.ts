@@ -19,11 +19,17 @@ import {
   clientCapabilities,
   Diagnostics,
   LspQuery,
+  Notify,
+  type NotifyParams,
+  PanelVisibility,
   RequestPermission,
   ReviewEdit,
   SessionUpdateNotification,
 } from './protocol';
 import { PythonNotFound, resolvePython } from './python';
+import { FileIndex } from './fileIndex';
+import { READONLY_SCHEME, ReadonlyTexts } from './readonlyTexts';
+import { StatusItem } from './statusItem';
 import { readSettings, sidecarSettings } from './settings';
 
 export const API_KEY_SECRET = 'sidecar.anthropicApiKey';
@@ -36,6 +42,9 @@ export class Ctx implements vscode.Disposable {
   readonly reviews: ReviewManager;
   readonly chat: ChatView;
   readonly sessions: Sessions;
+  readonly status: StatusItem;
+  readonly texts = new ReadonlyTexts();
+  readonly files = new FileIndex();
   client: LanguageClient | undefined;
   agentCapabilities: AgentCapabilities | undefined;
   private clientDisposables: vscode.Disposable[] = [];
@@ -47,10 +56,17 @@ export class Ctx implements vscode.Disposable {
     this.chat = new ChatView(extCtx.extensionUri, {
       mentionFile: () => vscode.commands.executeCommand('sidecar.mentionFile') as Promise<void>,
       addSelection: () => vscode.commands.executeCommand('sidecar.addSelection') as Promise<void>,
+      openDiff: (path, oldText, newText) => this.texts.openDiff(path, oldText, newText),
+      openText: (text, title) => this.texts.openText(text, title),
+      findFiles: (query) => this.files.find(query),
+      visibilityChanged: (visible) => this.panelVisibility(visible),
     });
     this.sessions = new Sessions(this.chat, () => this.cwd(), readSettings().initialMode);
     this.chat.sessions = this.sessions;
     this.sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
+    this.sessions.roots = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    this.status = new StatusItem();
+    this.sessions.onState = () => this.status.update(this.sessions.busy, this.pending.size);
     this.disposables.push(
       this.output,
       this.pending,
@@ -59,6 +75,10 @@ export class Ctx implements vscode.Disposable {
       vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.proposals, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this.reviews),
       this.pending.onDidChange((n) => this.sessions.setPending(n)),
+      this.status,
+      this.texts,
+      this.files,
+      vscode.workspace.registerTextDocumentContentProvider(READONLY_SCHEME, this.texts),
     );
   }
 
@@ -133,7 +153,41 @@ export class Ctx implements vscode.Disposable {
     const experimental = client.initializeResult?.capabilities.experimental as { acp?: AgentCapabilities } | undefined;
     this.agentCapabilities = experimental?.acp;
     this.output.info(`agent capabilities: ${JSON.stringify(this.agentCapabilities ?? null)}`);
+    this.panelVisible = undefined;
+    this.panelVisibility(this.chat.visible);
     await this.sessions.attach(this.connection(client));
+  }
+
+  private panelVisible: boolean | undefined;
+
+  /** `_sidecar/panel_visibility`: while the chat is hidden the sidecar sends `_sidecar/notify`. */
+  panelVisibility(visible: boolean): void {
+    if (visible === this.panelVisible || !this.client?.isRunning()) return;
+    this.panelVisible = visible;
+    void this.client.sendNotification(PanelVisibility.method, { visible }).catch(() => undefined);
+  }
+
+  /** `_sidecar/notify` (only sent while the panel is hidden): a notification with "Show". */
+  private onNotify(p: NotifyParams): void {
+    const show = (text: string): void => {
+      void vscode.window.showInformationMessage(text, 'Show').then((a) => {
+        if (a === 'Show') this.chat.reveal();
+      });
+    };
+    if (p.kind === 'waiting') {
+      // An approval raises its own notification (with its buttons); the permission request follows this
+      // notification at once, so look a moment later.
+      setTimeout(() => {
+        if (this.chat.openApprovals(p.sessionId) === 0) show(`Sidecar: ${p.message}`);
+      }, 400);
+      return;
+    }
+    if (p.kind === 'turn_ended') {
+      const stop = /\((\w+)\)$/.exec(p.message)?.[1];
+      show(stop && stop !== 'end_turn' ? `Sidecar: the agent stopped (${stop}).` : 'Sidecar: the agent finished its turn.');
+      return;
+    }
+    show(`Sidecar: ${p.message}`);
   }
 
   private registerHandlers(client: LanguageClient): void {
@@ -151,9 +205,17 @@ export class Ctx implements vscode.Disposable {
     this.clientDisposables.push(
       client.onNotification(SessionUpdateNotification.method, (n) => this.sessions.onUpdate(n)),
       client.onRequest(RequestPermission.method, (p, token) =>
-        track(p.sessionId, token, (t) => requestPermission(p, readSettings().approvalStyle, t)),
+        track(p.sessionId, token, (t) => requestPermission(p, readSettings().approvalStyle, t, this.chat)),
       ),
-      client.onRequest(ReviewEdit.method, (p, token) => track(p.sessionId, token, (t) => this.reviews.review(p, t))),
+      client.onRequest(ReviewEdit.method, (p, token) =>
+        track(p.sessionId, token, async (t) => {
+          const r = await this.reviews.review(p, t);
+          // The card shows the user's decision as such, not as the tool's failure.
+          if (r.outcome === 'rejected') this.chat.post({ type: 'decided', toolCallId: p.toolCallId, outcome: 'rejected', ...(r.feedback ? { feedback: r.feedback } : {}) });
+          return r;
+        }),
+      ),
+      client.onNotification(Notify.method, (p) => this.onNotify(p)),
       client.onRequest(AskUser.method, (p, token) => track(p.sessionId, token, (t) => askUser(p, t))),
       client.onRequest(LspQuery.method, (p, token) => lspQuery(p, token)),
       client.onRequest(Diagnostics.method, (p) => diagnostics(p)),

@@ -9,6 +9,7 @@ let ctx: Ctx | undefined;
 export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
   ctx = new Ctx(extCtx);
   extCtx.subscriptions.push(ctx);
+  ctx.registerCommand('focusChat', commands.focusChat);
   ctx.registerCommand('newSession', commands.newSession);
   ctx.registerCommand('resumeSession', commands.resumeSession);
   ctx.registerCommand('cancel', commands.cancel);

@@ -23,6 +23,8 @@ export interface SidecarClientMeta {
   askUser: boolean;
   lspQuery: boolean;
   diagnostics: boolean;
+  /** `_sidecar/notify` while the panel is hidden (told with `_sidecar/panel_visibility`). */
+  notify: boolean;
 }
 
 export interface ClientCapabilities {
@@ -89,6 +91,8 @@ export interface PromptParams {
 }
 export interface PromptResult {
   stopReason: StopReason;
+  /** `_meta.sidecar.userMessageId`: the id `_sidecar/sessions/rewind` takes to go back before this prompt. */
+  _meta?: { sidecar?: { userMessageId?: string } };
 }
 
 export interface SetModeParams {
@@ -163,7 +167,7 @@ export interface RequestPermissionParams {
   options: PermissionOption[];
 }
 export type RequestPermissionResult =
-  | { outcome: { outcome: 'selected'; optionId: string } }
+  | { outcome: { outcome: 'selected'; optionId: string; _meta?: { feedback?: string } } }
   | { outcome: { outcome: 'cancelled' } };
 
 // ---------------------------------------------------------------- sidecar extension methods
@@ -237,6 +241,26 @@ export interface DiagnosticsResult {
   items: { uri: string; diagnostics: unknown[] }[];
 }
 
+export interface NotifyParams {
+  sessionId: string;
+  kind: 'turn_ended' | 'waiting' | string;
+  message: string;
+  title?: string;
+}
+
+export interface PanelVisibilityParams {
+  visible: boolean;
+}
+
+export interface RewindParams {
+  sessionId: string;
+  toMessageId: string;
+  /** restore files (default true) */
+  files?: boolean;
+  /** truncate the conversation (default true) */
+  conversation?: boolean;
+}
+
 // ---------------------------------------------------------------- method table
 
 /** To the sidecar. */
@@ -246,6 +270,8 @@ export const SessionList = new RequestType<ListSessionsParams, ListSessionsResul
 export const SessionPrompt = new RequestType<PromptParams, PromptResult, void>('session/prompt');
 export const SessionSetMode = new RequestType<SetModeParams, unknown, void>('session/set_mode');
 export const SessionCancel = new NotificationType<CancelParams>('session/cancel');
+export const PanelVisibility = new NotificationType<PanelVisibilityParams>('_sidecar/panel_visibility');
+export const SessionsRewind = new RequestType<RewindParams, unknown, void>('_sidecar/sessions/rewind');
 
 /** From the sidecar. */
 export const SessionUpdateNotification = new NotificationType<SessionNotification>('session/update');
@@ -256,6 +282,7 @@ export const ReviewEdit = new RequestType<ReviewEditParams, ReviewEditResult, vo
 export const AskUser = new RequestType<AskUserParams, AskUserResult, void>('_sidecar/ask_user');
 export const LspQuery = new RequestType<LspQueryParams, LspQueryResult, void>('_sidecar/lsp_query');
 export const Diagnostics = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('_sidecar/diagnostics');
+export const Notify = new NotificationType<NotifyParams>('_sidecar/notify');
 
 /** What we tell the sidecar we can do (`initializationOptions.acp.clientCapabilities`). */
 export function clientCapabilities(): ClientCapabilities {
@@ -263,6 +290,6 @@ export function clientCapabilities(): ClientCapabilities {
     // The sidecar reads files itself; unsaved buffers reach it through LSP text document sync.
     fs: { readTextFile: false, writeTextFile: false },
     terminal: false,
-    _meta: { sidecar: { reviewEdit: true, askUser: true, lspQuery: true, diagnostics: true } },
+    _meta: { sidecar: { reviewEdit: true, askUser: true, lspQuery: true, diagnostics: true, notify: true } },
   };
 }

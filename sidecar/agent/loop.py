@@ -91,7 +91,7 @@ class TurnStats:
 class AgentLoop:
     def __init__(self, session: Session, registry: ToolRegistry, model: ModelClient, system_prompt: str,
                  conversation: Conversation, *, label: str | None = None, model_name: str | None = None,
-                 stream_to_client: bool = True) -> None:
+                 stream_to_client: bool = True, parent_tool_call_id: str | None = None) -> None:
         self.session = session
         self.registry = registry
         self.model = model
@@ -100,7 +100,7 @@ class AgentLoop:
         self.label = label
         self.model_name = model_name
         self.stream_to_client = stream_to_client
-        self.dispatcher = Dispatcher(session, registry, agent_label=label)
+        self.dispatcher = Dispatcher(session, registry, agent_label=label, parent_tool_call_id=parent_tool_call_id)
         self._tool_defs: list[dict[str, Any]] | None = None
         self.last_text = ""
 

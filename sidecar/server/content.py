@@ -69,5 +69,6 @@ def replay_updates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             elif kind == "tool_use":
                 updates.append({"sessionUpdate": "tool_call", "toolCallId": block.get("id"),
                                 "title": block.get("name"), "kind": "other", "status": "pending",
-                                "rawInput": block.get("input") or {}})
+                                "rawInput": block.get("input") or {},
+                                "_meta": {"sidecar": {"tool": block.get("name")}}})
     return updates

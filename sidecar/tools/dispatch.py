@@ -92,10 +92,12 @@ def bound_text(text: str, save_dir: Any, call_id: str, limit: int = MAX_RESULT_C
 class Dispatcher:
     """Executes tool calls for one agent (the main agent or a sub-agent) of a session."""
 
-    def __init__(self, session: Session, registry: ToolRegistry, agent_label: str | None = None) -> None:
+    def __init__(self, session: Session, registry: ToolRegistry, agent_label: str | None = None,
+                 parent_tool_call_id: str | None = None) -> None:
         self.session = session
         self.registry = registry
         self.agent_label = agent_label
+        self.parent_tool_call_id = parent_tool_call_id  # the Task call a sub-agent runs under
 
     def is_concurrency_safe(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name)
@@ -120,6 +122,9 @@ class Dispatcher:
         title = tool_title(tool, call)
         if self.agent_label:
             title = f"[{self.agent_label}] {title}"
+        meta: dict[str, Any] = {"tool": call.name}
+        if self.parent_tool_call_id:
+            meta["parentToolCallId"] = self.parent_tool_call_id
         await self.session.send_update({
             "sessionUpdate": "tool_call",
             "toolCallId": call.id,
@@ -128,6 +133,7 @@ class Dispatcher:
             "status": "pending",
             "rawInput": call.input,
             "locations": locations,
+            "_meta": {"sidecar": meta},
         })
 
     async def run(self, call: ToolCall) -> ToolCallResult:

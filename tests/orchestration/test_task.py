@@ -58,6 +58,13 @@ async def test_two_read_only_subagents_run_concurrently(make_sidecar: MakeSideca
     titles = [u["title"] for u in harness.process.updates_for(session, "tool_call")]
     assert "[Explore: Find alpha] Read " + str(workspace / "notes.txt") in " | ".join(titles) or any(
         t.startswith("[Explore: Find alpha]") for t in titles)
+    # Each sub-agent call names its tool and the Task call it runs under (the editor nests it there).
+    calls = harness.process.updates_for(session, "tool_call")
+    tasks = [u["toolCallId"] for u in calls if u["_meta"]["sidecar"]["tool"] == "Task"]
+    reads = [u for u in calls if u["_meta"]["sidecar"]["tool"] == "Read"]
+    assert len(tasks) == 2 and len(reads) == 2
+    assert sorted(u["_meta"]["sidecar"]["parentToolCallId"] for u in reads) == sorted(tasks)
+    assert all("parentToolCallId" not in u["_meta"]["sidecar"] for u in calls if u["toolCallId"] in tasks)
 
 
 async def test_subagent_edit_asks_the_user_with_its_label(make_sidecar: MakeSidecar, workspace: Path,

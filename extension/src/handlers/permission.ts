@@ -1,12 +1,24 @@
 /**
- * `session/request_permission`: ask the user to approve a tool call, in the style the settings choose.
- * Answers `selected` with the option's id, or `cancelled` when dismissed or when the sidecar cancels.
+ * `session/request_permission`: ask the user to approve a tool call. The chat is the first channel: the
+ * pending tool card carries every option as a button, with the rule written out in full. The style the
+ * settings choose (a notification with short labels and "Show", a modal, a QuickPick) is the second.
+ * Whichever answers first wins; the other is closed (the card) or ignored (a notification cannot be closed
+ * from an extension). Dismissing the notification does not reject: the request stays open in the chat
+ * (and in the status bar) until it is answered or the sidecar cancels it.
  */
 import * as vscode from 'vscode';
 import type { PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
 import type { ApprovalStyle } from '../settings';
 
 const CANCELLED: RequestPermissionResult = { outcome: { outcome: 'cancelled' } };
+
+/** The chat side of an approval (implemented by the chat view). */
+export interface ChatApprovals {
+  /** Puts the options on the tool's card; `answer` settles when the user picks one there. */
+  offer(params: RequestPermissionParams, options: PermissionOption[]): { answer: Promise<RequestPermissionResult>; close(result: RequestPermissionResult): void };
+  /** Reveals the chat scrolled to the card. */
+  show(toolCallId: string): void;
+}
 
 /** What is being approved, in one line: the command for Bash, else the card title. */
 export function describe(params: RequestPermissionParams): string {
@@ -26,6 +38,25 @@ export function orderedOptions(options: PermissionOption[]): PermissionOption[] 
   return [...options].sort((a, b) => (ORDER[a.kind] ?? 9) - (ORDER[b.kind] ?? 9));
 }
 
+const SHORT: Record<string, string> = { allow_once: 'Allow', allow_always: 'Always allow', reject_once: 'Reject', reject_always: 'Always reject' };
+export const SHOW = 'Show';
+
+/**
+ * Button labels short enough for a notification. The sidecar's standard options (ids = kinds) get short
+ * labels; custom ones (ExitPlanMode's, AskUserQuestion's fallback) keep their names.
+ */
+export function shortLabels(options: PermissionOption[]): string[] {
+  const standard = options.every((o) => o.optionId === o.kind && SHORT[o.kind]);
+  return options.map((o) => (standard ? (SHORT[o.kind] as string) : o.name));
+}
+
+/** The notification's text: the command and, when "Always allow" is offered, the rule it would save. */
+export function notificationMessage(params: RequestPermissionParams, options: PermissionOption[]): string {
+  const always = options.find((o) => o.kind === 'allow_always' && o.optionId === o.kind);
+  const rule = always ? /^Always allow (.+)$/.exec(always.name)?.[1] : undefined;
+  return `Sidecar: ${describe(params)}${rule ? ` ("Always allow" saves ${rule})` : ''}`;
+}
+
 function selected(optionId: string): RequestPermissionResult {
   return { outcome: { outcome: 'selected', optionId } };
 }
@@ -38,27 +69,55 @@ function onCancel(token: vscode.CancellationToken | undefined): Promise<void> {
   });
 }
 
+const never = new Promise<never>(() => undefined);
+
 export async function requestPermission(
   params: RequestPermissionParams,
   style: ApprovalStyle,
   token?: vscode.CancellationToken,
+  chat?: ChatApprovals,
 ): Promise<RequestPermissionResult> {
   const options = orderedOptions(params.options ?? []);
   if (options.length === 0) return CANCELLED;
-  const message = describe(params);
-  if (style === 'quickPick') return pick(message, options, token);
+  const inChat = chat?.offer(params, options);
+  const chatAnswer = inChat?.answer ?? never;
+  const cancelled = onCancel(token).then(() => CANCELLED);
+  let settled = false;
+  // Closes the QuickPick when the chat (or the sidecar) answered first.
+  const closer = new vscode.CancellationTokenSource();
+  const sub = token?.onCancellationRequested(() => closer.cancel());
 
-  const names = options.map((o) => o.name);
-  const shown =
-    style === 'modal'
-      ? vscode.window.showWarningMessage(message, { modal: true, detail: `Sidecar asks before running ${params.toolCall.kind ?? 'this'} tool.` }, ...names)
-      : vscode.window.showWarningMessage(`Sidecar: ${message}`, ...names);
-  // A notification cannot be closed from an extension: when the sidecar cancels we answer at once and
-  // a late click is ignored (the tool already was not run).
-  const answer = await Promise.race([Promise.resolve(shown), onCancel(token).then(() => 'cancelled' as const)]);
-  if (answer === 'cancelled' || answer === undefined) return CANCELLED;
-  const option = options.find((o) => o.name === answer);
-  return option ? selected(option.optionId) : CANCELLED;
+  // The second channel; resolves only with an answer (a dismissal leaves the chat waiting, when there is one).
+  const second = async (): Promise<RequestPermissionResult> => {
+    if (style === 'quickPick') {
+      const r = await pick(describe(params), options, closer.token);
+      return r.outcome.outcome === 'cancelled' && inChat ? never : r;
+    }
+    const labels = shortLabels(options);
+    const buttons = chat ? [...labels, SHOW] : labels;
+    const shown =
+      style === 'modal'
+        ? vscode.window.showWarningMessage(describe(params), { modal: true, detail: `Sidecar asks before running ${params.toolCall.kind ?? 'this'} tool.` }, ...buttons)
+        : vscode.window.showWarningMessage(notificationMessage(params, options), ...buttons);
+    const answer = await Promise.resolve(shown);
+    if (settled) return never;
+    if (answer === SHOW && chat) {
+      chat.show(params.toolCall.toolCallId);
+      return never; // answered in the chat; the status bar keeps the count meanwhile
+    }
+    if (answer === undefined) return inChat ? never : CANCELLED;
+    const i = labels.indexOf(answer);
+    const option = options[i];
+    return option ? selected(option.optionId) : CANCELLED;
+  };
+
+  const result = await Promise.race([chatAnswer, second(), cancelled]);
+  settled = true;
+  closer.cancel();
+  closer.dispose();
+  sub?.dispose();
+  inChat?.close(result);
+  return result;
 }
 
 function pick(message: string, options: PermissionOption[], token?: vscode.CancellationToken): Promise<RequestPermissionResult> {

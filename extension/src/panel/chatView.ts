@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ModeId } from '../protocol';
+import type { ChatApprovals } from '../handlers/permission';
+import type { ModeId, PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
 import type { ContextItem, Sessions, ToView, View } from './sessions';
 
 export type FromView =
@@ -17,22 +18,71 @@ export type FromView =
   | { type: 'mentionFile' }
   | { type: 'addSelection' }
   | { type: 'refreshSessions' }
-  | { type: 'openLocation'; path: string; line?: number };
+  | { type: 'openLocation'; path: string; line?: number }
+  | { type: 'approve'; key: string; optionId: string; feedback?: string }
+  | { type: 'openDiff'; path: string; oldText: string; newText: string }
+  | { type: 'openText'; text: string; title: string }
+  | { type: 'copy'; text: string }
+  | { type: 'findFiles'; query: string; requestId: number }
+  | { type: 'rewind'; messageId: string; files: boolean; conversation: boolean }
+  | { type: 'editResend'; messageId: string; text: string };
 
-export class ChatView implements vscode.WebviewViewProvider, View {
+/** What the chat view needs from the editor side (implemented in ctx.ts). */
+export interface ChatCommands {
+  mentionFile: () => Promise<void>;
+  addSelection: () => Promise<void>;
+  openDiff: (path: string, oldText: string, newText: string) => Promise<void>;
+  openText: (text: string, title: string) => Promise<void>;
+  findFiles: (query: string) => Promise<{ path: string; isFolder: boolean; uri?: string }[]>;
+  visibilityChanged: (visible: boolean) => void;
+}
+
+export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals {
   static readonly viewId = 'sidecar.chat';
   private view: vscode.WebviewView | undefined;
   private queue: ToView[] = [];
   private viewReady = false;
   sessions: Sessions | undefined;
+  private readonly approvals = new Map<string, (r: RequestPermissionResult) => void>();
+  private approvalCount = 0;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly commands: {
-      mentionFile: () => Promise<void>;
-      addSelection: () => Promise<void>;
-    },
+    private readonly commands: ChatCommands,
   ) {}
+
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  /** Approvals open in the chat, per session (a "waiting" notification is not doubled for those). */
+  openApprovals(sessionId: string): number {
+    let n = 0;
+    for (const k of this.approvals.keys()) if (k.startsWith(`${sessionId}/`)) n++;
+    return n;
+  }
+
+  offer(params: RequestPermissionParams, options: PermissionOption[]): { answer: Promise<RequestPermissionResult>; close(result: RequestPermissionResult): void } {
+    const key = `${params.sessionId}/${params.toolCall.toolCallId}/${++this.approvalCount}`;
+    const answer = new Promise<RequestPermissionResult>((resolve) => this.approvals.set(key, resolve));
+    this.post({ type: 'approval', key, toolCall: params.toolCall, options });
+    return {
+      answer,
+      close: (result) => {
+        this.approvals.delete(key);
+        const o = result.outcome;
+        const option = o.outcome === 'selected' ? options.find((x) => x.optionId === o.optionId) : undefined;
+        const outcome = !option ? 'cancelled' : option.kind.startsWith('allow') ? 'allowed' : 'rejected';
+        const feedback = o.outcome === 'selected' ? o._meta?.feedback : undefined;
+        this.post({ type: 'approvalDone', key, toolCallId: params.toolCall.toolCallId, label: option?.name ?? '', outcome, ...(feedback ? { feedback } : {}) });
+      },
+    };
+  }
+
+  show(toolCallId: string): void {
+    this.reveal();
+    this.post({ type: 'focusCard', toolCallId });
+  }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
@@ -43,9 +93,12 @@ export class ChatView implements vscode.WebviewViewProvider, View {
     };
     view.webview.html = this.html(view.webview);
     view.webview.onDidReceiveMessage((m: FromView) => void this.onMessage(m));
+    view.onDidChangeVisibility(() => this.commands.visibilityChanged(view.visible));
+    this.commands.visibilityChanged(view.visible);
     view.onDidDispose(() => {
       this.view = undefined;
       this.viewReady = false;
+      this.commands.visibilityChanged(false);
     });
   }
 
@@ -102,6 +155,39 @@ export class ChatView implements vscode.WebviewViewProvider, View {
         case 'refreshSessions':
           await s?.refreshList();
           break;
+        case 'approve': {
+          const resolve = this.approvals.get(m.key);
+          if (resolve) {
+            resolve({ outcome: { outcome: 'selected', optionId: m.optionId, ...(m.feedback ? { _meta: { feedback: m.feedback } } : {}) } });
+          }
+          break;
+        }
+        case 'openDiff':
+          await this.commands.openDiff(m.path, m.oldText, m.newText);
+          break;
+        case 'openText':
+          await this.commands.openText(m.text, m.title);
+          break;
+        case 'copy':
+          await vscode.env.clipboard.writeText(m.text);
+          break;
+        case 'findFiles': {
+          const items = await this.commands.findFiles(m.query);
+          this.post({ type: 'fileResults', requestId: m.requestId, items });
+          break;
+        }
+        case 'rewind': {
+          const r = await s?.rewind(m.messageId, m.files, m.conversation);
+          if (r) this.reportRewind(r);
+          break;
+        }
+        case 'editResend': {
+          if (!s) break;
+          const r = await s.rewind(m.messageId, true, true);
+          this.reportRewind(r);
+          await s.prompt(m.text, []);
+          break;
+        }
         case 'openLocation': {
           const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(m.path));
           const line = Math.max(0, (m.line ?? 1) - 1);
@@ -111,6 +197,16 @@ export class ChatView implements vscode.WebviewViewProvider, View {
       }
     } catch (e) {
       this.post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  private reportRewind(r: { restored: string[]; conflicts: { path: string; reason: string }[] }): void {
+    const rel = (p: string): string => vscode.workspace.asRelativePath(p, false);
+    if (r.conflicts.length) {
+      const list = r.conflicts.map((c) => `${rel(c.path)} (${c.reason})`).join('; ');
+      void vscode.window.showWarningMessage(`Sidecar: restored ${r.restored.length} file(s); not restored: ${list}`);
+    } else if (r.restored.length) {
+      void vscode.window.showInformationMessage(`Sidecar: restored ${r.restored.map(rel).join(', ')}`);
     }
   }
 
@@ -140,24 +236,28 @@ export class ChatView implements vscode.WebviewViewProvider, View {
   <button id="new-session" class="secondary" title="New session">New</button>
 </header>
 <div id="status" class="status" role="status"></div>
-<main id="transcript" aria-live="polite"></main>
+<div class="transcript-wrap">
+  <main id="transcript" aria-live="polite"></main>
+  <button id="new-activity" class="pill" hidden title="Scroll to the newest activity">↓ New activity</button>
+</div>
 <section id="plan" class="plan" hidden></section>
 <footer class="composer">
+  <div id="menu" class="menu" role="listbox" hidden></div>
   <div id="context" class="context"></div>
-  <textarea id="prompt" rows="3" placeholder="Ask the agent… (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
+  <textarea id="prompt" rows="3" placeholder="Ask the agent… @ mentions a file, / runs a command (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
   <div class="row">
-    <select id="mode" title="Permission mode" aria-label="Permission mode">
+    <select id="mode" title="Permission mode (Shift+Tab cycles)" aria-label="Permission mode">
       <option value="default">Ask before edits</option>
       <option value="acceptEdits">Accept edits</option>
       <option value="plan">Plan only</option>
       <option value="bypassPermissions">Bypass permissions</option>
     </select>
-    <button id="mention" class="secondary" title="Mention a file">@</button>
-    <button id="selection" class="secondary" title="Add the editor selection">Sel</button>
+    <button id="mention" class="secondary" title="Mention a file or folder (or type @)">@</button>
+    <button id="selection" class="secondary" title="Add the editor selection to the prompt">Selection</button>
     <span class="grow"></span>
-    <span id="usage" class="usage" title="Context tokens"></span>
-    <button id="stop" class="secondary" title="Stop the turn" hidden>Stop</button>
-    <button id="send" title="Send">Send</button>
+    <span class="usage-wrap"><span id="usage" class="usage"></span><span class="usage-bar"><span class="usage-bar-fill"></span></span></span>
+    <button id="stop" class="secondary" title="Stop the turn (Esc)" hidden>Stop</button>
+    <button id="send" title="Send (Enter)">Send</button>
   </div>
 </footer>
 <script nonce="${nonce}" src="${script}"></script>

@@ -7,6 +7,8 @@ import * as vscode from 'vscode';
 import {
   type ContentBlock,
   type ModeId,
+  type PermissionOption,
+  type RequestPermissionParams,
   type SessionInfo,
   type SessionNotification,
   SessionCancel,
@@ -15,6 +17,8 @@ import {
   SessionNew,
   SessionPrompt,
   SessionSetMode,
+  SessionsRewind,
+  type PromptResult,
   type StopReason,
 } from '../protocol';
 
@@ -25,7 +29,7 @@ export interface Connection {
 
 /** A piece of context the user attached to the next prompt. */
 export interface ContextItem {
-  kind: 'file' | 'selection';
+  kind: 'file' | 'selection' | 'image';
   uri: string;
   label: string;
   /** selection only */
@@ -33,13 +37,22 @@ export interface ContextItem {
   startLine?: number;
   endLine?: number;
   languageId?: string;
+  /** image only: base64 data and its MIME type */
+  data?: string;
+  mimeType?: string;
 }
 
 export type ToView =
-  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; pending: number }
+  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; pending: number; roots: string[] }
   | { type: 'clear' }
   | { type: 'update'; update: SessionNotification['update'] }
-  | { type: 'userPrompt'; text: string; context: ContextItem[] }
+  | { type: 'userPrompt'; text: string; context: ContextItem[]; promptId: string }
+  | { type: 'userMessageId'; promptId: string; messageId: string }
+  | { type: 'approval'; key: string; toolCall: RequestPermissionParams['toolCall']; options: PermissionOption[] }
+  | { type: 'approvalDone'; key: string; toolCallId: string; label: string; outcome: 'allowed' | 'rejected' | 'cancelled'; feedback?: string }
+  | { type: 'decided'; toolCallId: string; outcome: 'rejected' | 'cancelled'; feedback?: string }
+  | { type: 'focusCard'; toolCallId: string }
+  | { type: 'fileResults'; requestId: number; items: { path: string; isFolder: boolean; uri?: string }[] }
   | { type: 'turnEnd'; stopReason: StopReason | 'error' }
   | { type: 'addContext'; item: ContextItem }
   | { type: 'error'; message: string };
@@ -55,6 +68,8 @@ export function promptBlocks(text: string, context: ContextItem[]): ContentBlock
   for (const c of context) {
     if (c.kind === 'file') {
       blocks.push({ type: 'resource_link', uri: c.uri, name: c.label });
+    } else if (c.kind === 'image') {
+      if (c.data) blocks.push({ type: 'image', data: c.data, mimeType: c.mimeType ?? 'image/png' });
     } else {
       const where = c.startLine !== undefined ? `lines ${c.startLine + 1}-${(c.endLine ?? c.startLine) + 1} of ` : '';
       const fsPath = c.uri.startsWith('file:') ? vscode.Uri.parse(c.uri).fsPath : c.uri;
@@ -77,6 +92,11 @@ export class Sessions {
   private connection: Connection | undefined;
   /** Called when a turn of a session ends (whatever it still asks the user is then moot). */
   onTurnEnd: (sessionId: string) => void = () => undefined;
+  /** Called on every state change (the status bar follows it). */
+  onState: () => void = () => undefined;
+  /** The workspace roots, for workspace-relative paths in the cards. */
+  roots: () => string[] = () => [];
+  private prompts = 0;
 
   constructor(
     private readonly view: View,
@@ -106,7 +126,9 @@ export class Sessions {
       busy: this.busy,
       ready: this.ready,
       pending: this.pending,
+      roots: this.roots(),
     });
+    this.onState();
   }
 
   private conn(): Connection {
@@ -124,13 +146,13 @@ export class Sessions {
     this.pushState();
   }
 
-  async newSession(): Promise<string> {
+  async newSession(clear = true): Promise<string> {
     const r = await this.conn().sendRequest<object, { sessionId: string; modes?: { currentModeId: string } | null }>(SessionNew, {
       cwd: this.cwd(),
       mcpServers: [],
     });
     this.sessionId = r.sessionId;
-    this.view.post({ type: 'clear' });
+    if (clear) this.view.post({ type: 'clear' });
     const current = r.modes?.currentModeId;
     if (current && current !== this.mode) {
       await this.setMode(this.mode as ModeId);
@@ -175,25 +197,44 @@ export class Sessions {
   async prompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {
     const blocks = promptBlocks(text, context);
     if (blocks.length === 0) return 'end_turn';
-    if (!this.sessionId) await this.newSession();
-    const sessionId = this.sessionId as string;
-    this.view.post({ type: 'userPrompt', text, context });
+    // Echoed at once, before a first session exists (session/new takes a second or two).
+    const promptId = `p${++this.prompts}`;
+    this.view.post({ type: 'userPrompt', text, context, promptId });
     this.busy = true;
     this.pushState();
     let stop: StopReason | 'error' = 'error';
+    let sessionId = this.sessionId;
     try {
-      const r = await this.conn().sendRequest<object, { stopReason: StopReason }>(SessionPrompt, { sessionId, prompt: blocks });
+      if (!sessionId) sessionId = await this.newSession(false);
+      this.busy = true;
+      const r = await this.conn().sendRequest<object, PromptResult>(SessionPrompt, { sessionId, prompt: blocks });
       stop = r.stopReason;
+      const messageId = r._meta?.sidecar?.userMessageId;
+      if (messageId) this.view.post({ type: 'userMessageId', promptId, messageId });
     } catch (e) {
       this.view.post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
     } finally {
       this.busy = false;
-      this.onTurnEnd(sessionId);
+      if (sessionId) this.onTurnEnd(sessionId);
       this.view.post({ type: 'turnEnd', stopReason: stop });
       this.pushState();
       void this.refreshList();
     }
     return stop;
+  }
+
+  /**
+   * Back to before a user message: files (checkpoints), conversation, or both, through
+   * `_sidecar/sessions/rewind`. The transcript is reloaded when the conversation was truncated.
+   */
+  async rewind(messageId: string, files: boolean, conversation: boolean): Promise<{ restored: string[]; conflicts: { path: string; reason: string }[] }> {
+    if (!this.sessionId) throw new Error('No session to rewind.');
+    const r = (await this.conn().sendRequest(SessionsRewind, { sessionId: this.sessionId, toMessageId: messageId, files, conversation })) as {
+      restored?: string[];
+      conflicts?: { path: string; reason: string }[];
+    } | null;
+    if (conversation) await this.load(this.sessionId);
+    return { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
   }
 
   async cancel(): Promise<void> {

@@ -1,21 +1,26 @@
 /**
  * The chat webview's script: renders the transcript from `session/update`s and sends the user's actions
- * to the extension. Markdown through markdown-it with raw HTML off (the model's text is never HTML).
+ * to the extension. Markdown in markdown.ts, tool cards in cards.ts, the scroll rule in scroll.ts.
  */
-import MarkdownIt from 'markdown-it';
+import { Cards, type PermissionOptionView } from './cards';
+import { Composer } from './composer';
+import { md } from './markdown';
+import { ScrollFollower } from './scroll';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-interface ContextItem {
-  kind: 'file' | 'selection';
+export interface ContextItem {
+  kind: 'file' | 'selection' | 'image';
   uri: string;
   label: string;
   text?: string;
   startLine?: number;
   endLine?: number;
+  data?: string;
+  mimeType?: string;
 }
 
 interface SessionInfo {
@@ -27,26 +32,22 @@ interface SessionInfo {
 type Update = Record<string, unknown> & { sessionUpdate: string };
 
 const vscode = acquireVsCodeApi();
-const md = new MarkdownIt({ html: false, linkify: false, breaks: false });
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const transcript = $<HTMLElement>('transcript');
-const promptBox = $<HTMLTextAreaElement>('prompt');
-const sendBtn = $<HTMLButtonElement>('send');
 const stopBtn = $<HTMLButtonElement>('stop');
 const modeSel = $<HTMLSelectElement>('mode');
 const sessionsSel = $<HTMLSelectElement>('sessions');
 const statusEl = $<HTMLElement>('status');
 const usageEl = $<HTMLElement>('usage');
 const planEl = $<HTMLElement>('plan');
-const contextEl = $<HTMLElement>('context');
+const pill = $<HTMLButtonElement>('new-activity');
 
-let context: ContextItem[] = [];
 let busy = false;
 let ready = false;
+let roots: string[] = [];
 /** The message element receiving streamed chunks, and its raw Markdown. */
-let streaming: { el: HTMLElement; kind: string; text: string } | null = null;
-const toolCards = new Map<string, HTMLElement>();
+let streaming: { el: HTMLElement; kind: string; text: string; wrap: HTMLElement; started: number } | null = null;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -55,9 +56,39 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
-function scrollDown(): void {
+// ------------------------------------------------------------------------------------ scrolling
+
+const follower = new ScrollFollower();
+let programmatic = false;
+transcript.addEventListener('scroll', () => {
+  if (programmatic) {
+    programmatic = false;
+    return;
+  }
+  follower.onScroll(transcript);
+  pill.hidden = !follower.unseen;
+});
+
+function scrollToBottom(): void {
+  if (transcript.scrollHeight - transcript.clientHeight - transcript.scrollTop > 1) programmatic = true;
   transcript.scrollTop = transcript.scrollHeight;
 }
+
+/** Content grew: follow when at the bottom, else show the pill. */
+function contentChanged(): void {
+  if (follower.onContent() === 'scroll') scrollToBottom();
+  pill.hidden = !follower.unseen;
+  document.body.dataset.following = String(follower.following);
+}
+
+function jumpToBottom(): void {
+  follower.jump();
+  pill.hidden = true;
+  scrollToBottom();
+}
+pill.addEventListener('click', jumpToBottom);
+
+// ------------------------------------------------------------------------------------ messages
 
 function renderMarkdown(target: HTMLElement, text: string): void {
   target.innerHTML = md.render(text);
@@ -75,18 +106,54 @@ function scheduleRender(): void {
     pendingRender = false;
     for (const m of dirty) renderMarkdown(m.el, m.text);
     dirty.clear();
-    scrollDown();
+    contentChanged();
   });
 }
 
-function appendChunk(kind: 'agent' | 'thought' | 'user', text: string): void {
+function endStream(): void {
+  if (streaming?.kind === 'thought') finishThought(streaming);
+  streaming = null;
+}
+
+function finishThought(s: { wrap: HTMLElement; started: number }): void {
+  const label = s.wrap.querySelector('summary .thought-label');
+  const secs = Math.max(1, Math.round((Date.now() - s.started) / 1000));
+  if (label && s.wrap.dataset.live === 'true') label.textContent = `Thought for ${secs} s`;
+  s.wrap.dataset.live = 'false';
+}
+
+function copyButton(getText: () => string, cls = 'copy-msg'): HTMLButtonElement {
+  const b = el('button', `${cls} secondary`, 'Copy');
+  b.title = 'Copy';
+  b.addEventListener('click', (ev) => {
+    ev.stopPropagation();
+    vscode.postMessage({ type: 'copy', text: getText() });
+    b.textContent = 'Copied';
+    setTimeout(() => (b.textContent = 'Copy'), 1200);
+  });
+  return b;
+}
+
+function appendChunk(kind: 'agent' | 'thought' | 'user', text: string, live = true): void {
   if (!streaming || streaming.kind !== kind) {
-    const wrap = el('div', `msg ${kind}`);
-    if (kind === 'thought') wrap.appendChild(el('div', 'label', 'Thinking'));
+    endStream();
     const body = el('div', 'body markdown');
-    wrap.appendChild(body);
+    let wrap: HTMLElement;
+    if (kind === 'thought') {
+      // Collapsed to one line ("Thought for 4 s"); expands on click.
+      wrap = el('details', 'msg thought');
+      wrap.dataset.live = String(live);
+      const sum = el('summary');
+      sum.appendChild(el('span', 'thought-label', live ? 'Thinking…' : 'Thought'));
+      wrap.append(sum, body);
+    } else {
+      wrap = el('div', `msg ${kind}`);
+      wrap.appendChild(body);
+    }
+    const s = { el: body, kind, text: '', wrap, started: Date.now() };
+    if (kind === 'agent') wrap.appendChild(copyButton(() => s.text));
     transcript.appendChild(wrap);
-    streaming = { el: body, kind, text: '' };
+    streaming = s;
   }
   streaming.text += text;
   scheduleRender();
@@ -97,79 +164,17 @@ function blockText(content: unknown): string {
   if (!c) return '';
   if (c.type === 'text') return c.text ?? '';
   if (c.type === 'resource_link') return `[${c.name ?? c.uri}](${c.uri})`;
+  if (c.type === 'image') return '[image]';
   return '';
 }
 
-const STATUS_LABEL: Record<string, string> = {
-  pending: 'pending',
-  in_progress: 'running',
-  completed: 'done',
-  failed: 'failed',
-};
-
-function toolCard(u: Update): void {
-  const id = String(u.toolCallId ?? '');
-  let card = toolCards.get(id);
-  if (!card) {
-    streaming = null;
-    card = el('details', 'tool-card');
-    card.dataset.toolCallId = id;
-    const summary = el('summary');
-    summary.appendChild(el('span', 'kind'));
-    summary.appendChild(el('span', 'title'));
-    summary.appendChild(el('span', 'tool-status'));
-    card.appendChild(summary);
-    card.appendChild(el('div', 'input'));
-    card.appendChild(el('div', 'locations'));
-    card.appendChild(el('div', 'output'));
-    transcript.appendChild(card);
-    toolCards.set(id, card);
-  }
-  if (typeof u.kind === 'string') (card.querySelector('.kind') as HTMLElement).textContent = u.kind;
-  if (typeof u.title === 'string') (card.querySelector('.title') as HTMLElement).textContent = u.title;
-  if (typeof u.status === 'string') {
-    const s = card.querySelector('.tool-status') as HTMLElement;
-    s.textContent = STATUS_LABEL[u.status] ?? u.status;
-    card.dataset.status = u.status;
-  }
-  const raw = u.rawInput as Record<string, unknown> | undefined;
-  if (raw && typeof raw === 'object') {
-    const input = card.querySelector('.input') as HTMLElement;
-    input.textContent = '';
-    const cmd = typeof raw.command === 'string' ? raw.command : null;
-    input.appendChild(el('pre', 'raw', cmd ?? JSON.stringify(raw, null, 2)));
-  }
-  const locs = u.locations as { path: string; line?: number | null }[] | undefined;
-  if (Array.isArray(locs) && locs.length) {
-    const box = card.querySelector('.locations') as HTMLElement;
-    box.textContent = '';
-    for (const l of locs.slice(0, 20)) {
-      const a = el('a', 'location', l.line ? `${l.path}:${l.line}` : l.path);
-      a.href = '#';
-      a.addEventListener('click', (ev) => {
-        ev.preventDefault();
-        vscode.postMessage({ type: 'openLocation', path: l.path, line: l.line ?? undefined });
-      });
-      box.appendChild(a);
-    }
-  }
-  const content = u.content as { type: string; content?: unknown; path?: string; newText?: string; oldText?: string | null }[] | undefined;
-  if (Array.isArray(content)) {
-    const out = card.querySelector('.output') as HTMLElement;
-    out.textContent = '';
-    for (const c of content) {
-      if (c.type === 'content') {
-        const text = blockText(c.content);
-        if (text) out.appendChild(el('pre', 'text', text.length > 20000 ? text.slice(0, 20000) + '\n…' : text));
-      } else if (c.type === 'diff') {
-        const oldN = c.oldText ? c.oldText.split('\n').length : 0;
-        const newN = c.newText ? c.newText.split('\n').length : 0;
-        out.appendChild(el('div', 'diff', `${c.path ?? ''} (${oldN} → ${newN} lines)`));
-      }
-    }
-  }
-  scrollDown();
-}
+const cards = new Cards({
+  roots: () => roots,
+  post: (m) => vscode.postMessage(m),
+  changed: contentChanged,
+  container: () => transcript,
+  breakStream: endStream,
+});
 
 function plan(entries: { content: string; status: string }[]): void {
   planEl.hidden = entries.length === 0;
@@ -193,8 +198,11 @@ function usage(u: Update): void {
   const used = typeof u.used === 'number' ? u.used : undefined;
   const size = typeof u.size === 'number' ? u.size : undefined;
   if (used === undefined) return;
-  usageEl.textContent = size ? `${used.toLocaleString()} / ${size.toLocaleString()} tokens` : `${used.toLocaleString()} tokens`;
+  usageEl.textContent = size ? `${Math.round((used / size) * 100)}% of ${Math.round(size / 1000)}k` : `${used.toLocaleString()} tokens`;
+  usageEl.title = size ? `Context: ${used.toLocaleString()} of ${size.toLocaleString()} tokens used` : `Context: ${used.toLocaleString()} tokens`;
   usageEl.dataset.used = String(used);
+  const bar = usageEl.parentElement?.querySelector('.usage-bar-fill') as HTMLElement | null;
+  if (bar && size) bar.style.width = `${Math.min(100, (used / size) * 100)}%`;
 }
 
 function onUpdate(u: Update): void {
@@ -206,11 +214,11 @@ function onUpdate(u: Update): void {
       appendChunk('thought', blockText(u.content));
       break;
     case 'user_message_chunk':
-      appendChunk('user', blockText(u.content));
+      appendChunk('user', blockText(u.content), false);
       break;
     case 'tool_call':
     case 'tool_call_update':
-      toolCard(u);
+      cards.update(u);
       break;
     case 'plan':
       plan((u.entries as { content: string; status: string }[]) ?? []);
@@ -221,56 +229,48 @@ function onUpdate(u: Update): void {
     case 'current_mode_update':
       if (typeof u.currentModeId === 'string') modeSel.value = u.currentModeId;
       break;
+    case 'available_commands_update':
+      composer.setCommands((u.availableCommands as { name: string; description: string; input?: { hint?: string } | null }[]) ?? []);
+      break;
     default:
       break;
   }
 }
 
-function renderContext(): void {
-  contextEl.textContent = '';
-  context.forEach((c, i) => {
-    const chip = el('span', 'chip', c.kind === 'file' ? `@${c.label}` : c.label);
-    const x = el('button', 'chip-remove', '×');
-    x.title = 'Remove';
-    x.addEventListener('click', () => {
-      context.splice(i, 1);
-      renderContext();
-    });
-    chip.appendChild(x);
-    contextEl.appendChild(chip);
-  });
-}
-
 function setBusy(b: boolean): void {
   busy = b;
   stopBtn.hidden = !b;
-  sendBtn.disabled = b || !ready;
+  composer.setEnabled(!b && ready);
   document.body.dataset.busy = String(b);
 }
 
-function send(): void {
-  const text = promptBox.value;
-  if (busy || (!text.trim() && context.length === 0)) return;
-  vscode.postMessage({ type: 'prompt', text, context });
-  promptBox.value = '';
-  context = [];
-  renderContext();
-}
-
-sendBtn.addEventListener('click', send);
-promptBox.addEventListener('keydown', (ev) => {
-  if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
-    ev.preventDefault();
-    send();
-  }
+const composer = new Composer({
+  post: (m) => vscode.postMessage(m),
+  isBusy: () => busy,
+  onSend: () => jumpToBottom(),
 });
+
 stopBtn.addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
 $('new-session').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
-$('mention').addEventListener('click', () => vscode.postMessage({ type: 'mentionFile' }));
-$('selection').addEventListener('click', () => vscode.postMessage({ type: 'addSelection' }));
 modeSel.addEventListener('change', () => vscode.postMessage({ type: 'setMode', modeId: modeSel.value }));
 sessionsSel.addEventListener('change', () => {
   if (sessionsSel.value) vscode.postMessage({ type: 'loadSession', sessionId: sessionsSel.value });
+});
+// Copy buttons inside rendered Markdown (code blocks).
+transcript.addEventListener('click', (ev) => {
+  const t = ev.target as HTMLElement;
+  if (t.classList.contains('copy-code')) {
+    const code = t.closest('.code-block')?.querySelector('code');
+    vscode.postMessage({ type: 'copy', text: code?.textContent ?? '' });
+    t.textContent = 'Copied';
+    setTimeout(() => (t.textContent = 'Copy'), 1200);
+  }
+});
+document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && busy && !composer.menuOpen()) {
+    ev.preventDefault();
+    vscode.postMessage({ type: 'cancel' });
+  }
 });
 
 function sessionLabel(s: SessionInfo): string {
@@ -278,8 +278,9 @@ function sessionLabel(s: SessionInfo): string {
   return `${s.title || s.sessionId.slice(0, 8)}${when}`;
 }
 
-function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; pending: number }): void {
+function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; pending: number; roots?: string[] }): void {
   ready = m.ready;
+  if (m.roots) roots = m.roots;
   sessionsSel.textContent = '';
   const current = el('option', '', m.sessionId ? 'Current session' : 'No session yet') as HTMLOptionElement;
   current.value = '';
@@ -297,6 +298,25 @@ function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: str
   setBusy(m.busy);
 }
 
+function userMessage(text: string, context: ContextItem[], promptId?: string): void {
+  endStream();
+  const wrap = el('div', 'msg user');
+  if (promptId) wrap.dataset.promptId = promptId;
+  wrap.appendChild(el('div', 'body', text));
+  for (const c of context) {
+    if (c.kind === 'image' && c.data) {
+      const img = el('img', 'thumb');
+      img.src = `data:${c.mimeType};base64,${c.data}`;
+      img.alt = c.label;
+      wrap.appendChild(img);
+    } else {
+      wrap.appendChild(el('span', 'chip', c.kind === 'file' ? `@${c.label}` : c.label));
+    }
+  }
+  transcript.appendChild(wrap);
+  jumpToBottom();
+}
+
 window.addEventListener('message', (ev: MessageEvent) => {
   const m = ev.data as { type: string } & Record<string, unknown>;
   switch (m.type) {
@@ -305,41 +325,55 @@ window.addEventListener('message', (ev: MessageEvent) => {
       break;
     case 'clear':
       transcript.textContent = '';
-      toolCards.clear();
+      cards.clear();
       streaming = null;
       plan([]);
       usageEl.textContent = '';
+      follower.jump();
+      pill.hidden = true;
       break;
     case 'update':
       onUpdate(m.update as Update);
       break;
-    case 'userPrompt': {
-      streaming = null;
-      const wrap = el('div', 'msg user');
-      wrap.appendChild(el('div', 'body', String(m.text)));
-      for (const c of (m.context as ContextItem[]) ?? []) wrap.appendChild(el('span', 'chip', c.kind === 'file' ? `@${c.label}` : c.label));
-      transcript.appendChild(wrap);
-      scrollDown();
+    case 'userPrompt':
+      userMessage(String(m.text), (m.context as ContextItem[]) ?? [], m.promptId as string | undefined);
+      break;
+    case 'userMessageId': {
+      const w = transcript.querySelector(`.msg.user[data-prompt-id="${String(m.promptId)}"]`) as HTMLElement | null;
+      if (w) w.dataset.messageId = String(m.messageId);
       break;
     }
     case 'turnEnd': {
-      streaming = null;
+      endStream();
       const reason = String(m.stopReason);
       if (reason !== 'end_turn') transcript.appendChild(el('div', `turn-end ${reason}`, reason === 'cancelled' ? 'Stopped.' : `Turn ended: ${reason}`));
       const end = el('div', 'turn-marker');
       end.dataset.stopReason = reason;
       transcript.appendChild(end);
-      scrollDown();
+      contentChanged();
       break;
     }
+    case 'approval':
+      cards.offer(String(m.key), m.toolCall as Record<string, unknown>, m.options as PermissionOptionView[]);
+      break;
+    case 'approvalDone':
+      cards.approvalDone(String(m.key), String(m.toolCallId), String(m.label ?? ''), String(m.outcome), m.feedback as string | undefined);
+      break;
+    case 'decided':
+      cards.decided(String(m.toolCallId), m.outcome as 'rejected' | 'cancelled', m.feedback as string | undefined);
+      break;
+    case 'focusCard':
+      cards.focus(String(m.toolCallId));
+      break;
     case 'addContext':
-      context.push(m.item as ContextItem);
-      renderContext();
-      promptBox.focus();
+      composer.addContext(m.item as ContextItem);
+      break;
+    case 'fileResults':
+      composer.fileResults(Number(m.requestId), m.items as { path: string; isFolder: boolean }[]);
       break;
     case 'error':
       transcript.appendChild(el('div', 'error', String(m.message)));
-      scrollDown();
+      contentChanged();
       break;
   }
 });

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
-import { describe as describeRequest, requestPermission } from '../../src/handlers/permission';
-import type { RequestPermissionParams } from '../../src/protocol';
+import { type ChatApprovals, describe as describeRequest, requestPermission, shortLabels } from '../../src/handlers/permission';
+import type { PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../../src/protocol';
 import { type FakeQuickPick, ui, resetMock } from '../mocks/vscode';
 
 const params: RequestPermissionParams = {
@@ -14,45 +14,106 @@ const params: RequestPermissionParams = {
   ],
 };
 
+/** The chat side, answered by the test. */
+class FakeChat implements ChatApprovals {
+  offered: { options: PermissionOption[]; closed?: RequestPermissionResult }[] = [];
+  shown: string[] = [];
+  private resolve: ((r: RequestPermissionResult) => void) | undefined;
+  offer(_p: RequestPermissionParams, options: PermissionOption[]) {
+    const entry: { options: PermissionOption[]; closed?: RequestPermissionResult } = { options };
+    this.offered.push(entry);
+    return {
+      answer: new Promise<RequestPermissionResult>((r) => (this.resolve = r)),
+      close: (r: RequestPermissionResult) => (entry.closed = r),
+    };
+  }
+  show(id: string): void {
+    this.shown.push(id);
+  }
+  answer(optionId: string, feedback?: string): void {
+    this.resolve?.({ outcome: { outcome: 'selected', optionId, ...(feedback ? { _meta: { feedback } } : {}) } });
+  }
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
 beforeEach(() => resetMock());
 
 describe('session/request_permission', () => {
-  it('shows the command in a warning notification with one button per option, allow first', async () => {
-    ui.messageAnswers.push('Allow once');
+  it('the notification has short labels (allow first) and names the rule "Always allow" saves', async () => {
+    ui.messageAnswers.push('Allow');
     const r = await requestPermission(params, 'notification');
     expect(r).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
     expect(ui.messages[0]).toEqual({
       level: 'warning',
-      message: 'Sidecar: Run `touch a.txt` — Create a marker?',
-      options: ['Allow once', 'Always allow Bash(touch *) in this project', 'Reject'],
+      message: 'Sidecar: Run `touch a.txt` — Create a marker? ("Always allow" saves Bash(touch *) in this project)',
+      options: ['Allow', 'Always allow', 'Reject'],
     });
   });
 
-  it('the always-allow button answers its own option id (the rule is in its name)', async () => {
-    ui.messageAnswers.push('Always allow Bash(touch *) in this project');
+  it('the always-allow button answers its own option id', async () => {
+    ui.messageAnswers.push('Always allow');
     expect(await requestPermission(params, 'notification')).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
   });
 
-  it('a dismissed notification is cancelled', async () => {
+  it('custom options (ExitPlanMode) keep their names on the buttons', () => {
+    const custom: PermissionOption[] = [
+      { optionId: 'acceptEdits', name: 'Yes, and auto-accept edits', kind: 'allow_always' },
+      { optionId: 'plan', name: 'No, keep planning', kind: 'reject_once' },
+    ];
+    expect(shortLabels(custom)).toEqual(['Yes, and auto-accept edits', 'No, keep planning']);
+  });
+
+  it('without the chat, a dismissed notification is cancelled', async () => {
     ui.messageAnswers.push(undefined);
     expect(await requestPermission(params, 'notification')).toEqual({ outcome: { outcome: 'cancelled' } });
   });
 
-  it('a cancel from the sidecar answers cancelled while the notification still waits', async () => {
+  it('with the chat, a dismissed notification leaves the request open there; the chat answers with the note', async () => {
+    ui.messageAnswers.push(undefined);
+    const chat = new FakeChat();
+    const p = requestPermission(params, 'notification', undefined, chat);
+    await tick();
+    expect(ui.messages[0]?.options).toEqual(['Allow', 'Always allow', 'Reject', 'Show']);
+    expect(chat.offered[0]?.options.map((o) => o.name)).toEqual(['Allow once', 'Always allow Bash(touch *) in this project', 'Reject']);
+    chat.answer('reject_once', 'use mkdir instead');
+    const expected = { outcome: { outcome: 'selected', optionId: 'reject_once', _meta: { feedback: 'use mkdir instead' } } };
+    expect(await p).toEqual(expected);
+    expect(chat.offered[0]?.closed).toEqual(expected);
+  });
+
+  it('"Show" reveals the card and keeps waiting; a click in the notification closes the card', async () => {
+    ui.messageAnswers.push('Show');
+    const chat = new FakeChat();
+    const p = requestPermission(params, 'notification', undefined, chat);
+    await tick();
+    expect(chat.shown).toEqual(['t1']);
+    chat.answer('allow_once');
+    expect(await p).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+
+    ui.messageAnswers.push('Always allow');
+    const chat2 = new FakeChat();
+    expect(await requestPermission(params, 'notification', undefined, chat2)).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
+    expect(chat2.offered[0]?.closed).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
+  });
+
+  it('a cancel from the sidecar answers cancelled while the notification still waits, and closes the card', async () => {
     ui.messageAnswers.push(new Promise<string | undefined>(() => undefined)); // never clicked
     const src = new vscode.CancellationTokenSource();
-    const p = requestPermission(params, 'notification', src.token as unknown as vscode.CancellationToken);
+    const chat = new FakeChat();
+    const p = requestPermission(params, 'notification', src.token as unknown as vscode.CancellationToken, chat);
     src.cancel();
     expect(await p).toEqual({ outcome: { outcome: 'cancelled' } });
+    expect(chat.offered[0]?.closed).toEqual({ outcome: { outcome: 'cancelled' } });
   });
 
   it('modal style passes modal: true', async () => {
     ui.messageAnswers.push('Reject');
     expect(await requestPermission(params, 'modal')).toEqual({ outcome: { outcome: 'selected', optionId: 'reject_once' } });
-    expect(ui.messages[0].options[0]).toMatchObject({ modal: true });
+    expect(ui.messages[0]?.options[0]).toMatchObject({ modal: true });
   });
 
-  it('quickPick style: picking answers; a cancel from the sidecar hides the pick', async () => {
+  it('quickPick style: picking answers; a cancel from the sidecar or an answer in the chat hides the pick', async () => {
     ui.onQuickPick = (qp: FakeQuickPick) => qp.accept(['Always allow Bash(touch *) in this project']);
     expect(await requestPermission(params, 'quickPick')).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
 
@@ -65,6 +126,14 @@ describe('session/request_permission', () => {
     src.cancel();
     expect(await p).toEqual({ outcome: { outcome: 'cancelled' } });
     expect(qp.visible).toBe(false);
+
+    const chat = new FakeChat();
+    const p2 = requestPermission(params, 'quickPick', undefined, chat);
+    await Promise.resolve();
+    const qp2 = ui.quickPicks.at(-1) as FakeQuickPick;
+    chat.answer('allow_once');
+    expect(await p2).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    expect(qp2.visible).toBe(false);
   });
 
   it('describes non-command tools by their title and fetches by URL', () => {

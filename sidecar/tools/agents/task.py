@@ -100,7 +100,8 @@ class Task(Tool[TaskInput]):
         system = (f"{session.services['system_prompt']}\n\n<agent-instructions type=\"{agent.name}\">\n"
                   f"{agent.prompt}\n</agent-instructions>")
         loop = AgentLoop(session, tools, core.model, system, Conversation(), label=label,
-                         model_name=model_for(agent, core.model.settings), stream_to_client=False)
+                         model_name=model_for(agent, core.model.settings), stream_to_client=False,
+                         parent_tool_call_id=ctx.tool_call_id)
         session.audit("subagent_start", toolCallId=ctx.tool_call_id, agent=agent.name, label=label)
         if inp.run_in_background:
             agents: BackgroundAgents = session.service("background_agents", BackgroundAgents)

@@ -1,0 +1,318 @@
+/**
+ * The composer: the prompt box, its context chips, inline `@` completion of workspace files and folders
+ * (matched in the extension host over a cached list), the `/` menu fed by `available_commands_update`,
+ * pasted images (sent as ACP image blocks), ↑/↓ prompt history and Shift+Tab to cycle the mode.
+ */
+import type { ContextItem } from './main';
+
+export interface Command {
+  name: string;
+  description: string;
+  input?: { hint?: string } | null;
+}
+
+interface MenuItem {
+  label: string;
+  detail: string;
+  apply(): void;
+}
+
+export interface ComposerHost {
+  post(message: unknown): void;
+  isBusy(): boolean;
+  onSend(): void;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** The `@query` being typed just before the caret, if any. */
+export function mentionAt(text: string, caret: number): { start: number; query: string } | null {
+  const m = /(^|\s)@([^\s@]*)$/.exec(text.slice(0, caret));
+  if (!m) return null;
+  return { start: caret - (m[2] ?? '').length - 1, query: m[2] ?? '' };
+}
+
+/** The `/name` being typed at the start of the prompt (before any space), if any. */
+export function slashAt(text: string, caret: number): string | null {
+  const m = /^\/(\S*)$/.exec(text.slice(0, caret));
+  return m ? (m[1] ?? '') : null;
+}
+
+export class Composer {
+  private readonly box = document.getElementById('prompt') as HTMLTextAreaElement;
+  private readonly sendBtn = document.getElementById('send') as HTMLButtonElement;
+  private readonly contextEl = document.getElementById('context') as HTMLElement;
+  private readonly menu = document.getElementById('menu') as HTMLElement;
+  private readonly modeSel = document.getElementById('mode') as HTMLSelectElement;
+  private context: ContextItem[] = [];
+  private commands: Command[] = [];
+  private items: MenuItem[] = [];
+  private active = 0;
+  private requestId = 0;
+  private mention: { start: number; query: string } | null = null;
+  private history: string[] = [];
+  private historyIndex = -1;
+  private enabled = false;
+
+  constructor(private readonly host: ComposerHost) {
+    this.sendBtn.addEventListener('click', () => this.send());
+    this.box.addEventListener('keydown', (ev) => this.keydown(ev));
+    this.box.addEventListener('input', () => this.refreshMenu());
+    this.box.addEventListener('click', () => this.refreshMenu());
+    this.box.addEventListener('blur', () => setTimeout(() => this.closeMenu(), 150));
+    this.box.addEventListener('paste', (ev) => this.paste(ev));
+    document.getElementById('mention')?.addEventListener('click', () => {
+      this.insertAtCaret('@');
+      this.refreshMenu();
+    });
+    document.getElementById('selection')?.addEventListener('click', () => host.post({ type: 'addSelection' }));
+  }
+
+  setEnabled(on: boolean): void {
+    this.enabled = on;
+    this.sendBtn.disabled = !on;
+  }
+
+  setCommands(commands: Command[]): void {
+    this.commands = commands;
+  }
+
+  menuOpen(): boolean {
+    return !this.menu.hidden;
+  }
+
+  addContext(item: ContextItem): void {
+    this.context.push(item);
+    this.renderContext();
+    this.box.focus();
+  }
+
+  // ------------------------------------------------------------------------------------ sending
+
+  private send(): void {
+    const text = this.box.value;
+    if (this.host.isBusy() || !this.enabled || (!text.trim() && this.context.length === 0)) return;
+    this.host.post({ type: 'prompt', text, context: this.context });
+    if (text.trim()) this.history.push(text);
+    this.historyIndex = -1;
+    this.box.value = '';
+    this.context = [];
+    this.renderContext();
+    this.closeMenu();
+    this.host.onSend();
+  }
+
+  /** Put a past prompt back for editing (Edit & resend). */
+  setText(text: string): void {
+    this.box.value = text;
+    this.box.focus();
+    this.box.setSelectionRange(text.length, text.length);
+  }
+
+  private keydown(ev: KeyboardEvent): void {
+    if (ev.isComposing) return;
+    if (this.menuOpen()) {
+      if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+        ev.preventDefault();
+        const n = this.items.length;
+        this.active = (this.active + (ev.key === 'ArrowDown' ? 1 : n - 1)) % Math.max(1, n);
+        this.renderMenu();
+        return;
+      }
+      if ((ev.key === 'Enter' || ev.key === 'Tab') && this.items.length) {
+        ev.preventDefault();
+        this.items[this.active]?.apply();
+        return;
+      }
+      if (ev.key === 'Escape') {
+        ev.preventDefault();
+        ev.stopPropagation();
+        this.closeMenu();
+        return;
+      }
+    }
+    if (ev.key === 'Enter' && !ev.shiftKey) {
+      ev.preventDefault();
+      this.send();
+      return;
+    }
+    if (ev.key === 'Tab' && ev.shiftKey) {
+      ev.preventDefault();
+      const opts = [...this.modeSel.options].map((o) => o.value);
+      const next = opts[(opts.indexOf(this.modeSel.value) + 1) % opts.length] ?? 'default';
+      this.modeSel.value = next;
+      this.host.post({ type: 'setMode', modeId: next });
+      return;
+    }
+    // Prompt history: ↑ on the first line, ↓ on the last.
+    if (ev.key === 'ArrowUp' && this.history.length && !this.box.value.slice(0, this.box.selectionStart).includes('\n')) {
+      if (this.historyIndex === -1 && this.box.value.trim()) return;
+      ev.preventDefault();
+      this.historyIndex = this.historyIndex === -1 ? this.history.length - 1 : Math.max(0, this.historyIndex - 1);
+      this.box.value = this.history[this.historyIndex] ?? '';
+      return;
+    }
+    if (ev.key === 'ArrowDown' && this.historyIndex >= 0 && !this.box.value.slice(this.box.selectionEnd).includes('\n')) {
+      ev.preventDefault();
+      this.historyIndex++;
+      if (this.historyIndex >= this.history.length) {
+        this.historyIndex = -1;
+        this.box.value = '';
+      } else {
+        this.box.value = this.history[this.historyIndex] ?? '';
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ menus
+
+  private refreshMenu(): void {
+    const caret = this.box.selectionStart;
+    const text = this.box.value;
+    const slash = slashAt(text, caret);
+    if (slash !== null && this.commands.length) {
+      const q = slash.toLowerCase();
+      this.items = this.commands
+        .filter((c) => c.name.toLowerCase().includes(q))
+        .sort((a, b) => Number(!a.name.toLowerCase().startsWith(q)) - Number(!b.name.toLowerCase().startsWith(q)))
+        .map((c) => ({
+          label: `/${c.name}`,
+          detail: c.description + (c.input?.hint ? ` — ${c.input.hint}` : ''),
+          apply: () => {
+            this.box.value = `/${c.name} ` + text.slice(caret).trimStart();
+            const at = c.name.length + 2;
+            this.box.setSelectionRange(at, at);
+            this.closeMenu();
+            this.box.focus();
+          },
+        }));
+      this.menu.dataset.kind = 'commands';
+      this.active = 0;
+      this.renderMenu();
+      return;
+    }
+    const mention = mentionAt(text, caret);
+    if (mention) {
+      this.mention = mention;
+      this.requestId++;
+      this.host.post({ type: 'findFiles', query: mention.query, requestId: this.requestId });
+      return;
+    }
+    this.closeMenu();
+  }
+
+  /** The extension's answer to `findFiles`; stale answers are dropped. */
+  fileResults(requestId: number, items: { path: string; isFolder: boolean; uri?: string }[]): void {
+    if (requestId !== this.requestId || !this.mention) return;
+    const mention = this.mention;
+    this.items = items.map((f) => ({
+      label: f.path,
+      detail: f.isFolder ? 'folder' : '',
+      apply: () => {
+        const caret = this.box.selectionStart;
+        const before = this.box.value.slice(0, mention.start);
+        const after = this.box.value.slice(caret);
+        const inserted = `@${f.path}${f.isFolder ? '' : ' '}`;
+        this.box.value = before + inserted + after;
+        const at = before.length + inserted.length;
+        this.box.setSelectionRange(at, at);
+        this.box.focus();
+        if (f.isFolder) {
+          this.refreshMenu(); // keep completing inside the folder
+        } else {
+          if (f.uri && !this.context.some((c) => c.uri === f.uri)) {
+            this.context.push({ kind: 'file', uri: f.uri, label: f.path });
+            this.renderContext();
+          }
+          this.closeMenu();
+        }
+      },
+    }));
+    this.menu.dataset.kind = 'files';
+    this.active = 0;
+    this.renderMenu();
+  }
+
+  private renderMenu(): void {
+    this.menu.textContent = '';
+    if (!this.items.length) {
+      this.menu.hidden = true;
+      return;
+    }
+    this.items.slice(0, 50).forEach((item, i) => {
+      const row = el('div', `menu-item${i === this.active ? ' active' : ''}`);
+      row.setAttribute('role', 'option');
+      row.appendChild(el('span', 'menu-label', item.label));
+      if (item.detail) row.appendChild(el('span', 'menu-detail', item.detail));
+      row.addEventListener('mousedown', (ev) => {
+        ev.preventDefault();
+        item.apply();
+      });
+      this.menu.appendChild(row);
+      if (i === this.active) row.scrollIntoView({ block: 'nearest' });
+    });
+    this.menu.hidden = false;
+  }
+
+  private closeMenu(): void {
+    this.menu.hidden = true;
+    this.items = [];
+    this.mention = null;
+  }
+
+  private insertAtCaret(s: string): void {
+    const { selectionStart: a, selectionEnd: b, value } = this.box;
+    const pad = a > 0 && !/\s/.test(value[a - 1] ?? ' ') ? ' ' : '';
+    this.box.value = value.slice(0, a) + pad + s + value.slice(b);
+    const at = a + pad.length + s.length;
+    this.box.focus();
+    this.box.setSelectionRange(at, at);
+  }
+
+  // ------------------------------------------------------------------------------------ context
+
+  private paste(ev: ClipboardEvent): void {
+    const files = [...(ev.clipboardData?.items ?? [])].filter((i) => i.kind === 'file' && i.type.startsWith('image/'));
+    if (!files.length) return;
+    ev.preventDefault();
+    for (const item of files) {
+      const file = item.getAsFile();
+      if (!file) continue;
+      const reader = new FileReader();
+      reader.onload = () => {
+        const url = String(reader.result);
+        const data = url.slice(url.indexOf(',') + 1);
+        const n = this.context.filter((c) => c.kind === 'image').length + 1;
+        this.addContext({ kind: 'image', uri: '', label: `image ${n}`, data, mimeType: file.type || 'image/png' });
+      };
+      reader.readAsDataURL(file);
+    }
+  }
+
+  private renderContext(): void {
+    this.contextEl.textContent = '';
+    this.context.forEach((c, i) => {
+      const chip = el('span', `chip ${c.kind}`);
+      if (c.kind === 'image' && c.data) {
+        const img = el('img', 'chip-thumb');
+        img.src = `data:${c.mimeType};base64,${c.data}`;
+        img.alt = c.label;
+        chip.appendChild(img);
+      }
+      chip.appendChild(el('span', '', c.kind === 'file' ? `@${c.label}` : c.label));
+      const x = el('button', 'chip-remove', '×');
+      x.title = 'Remove';
+      x.addEventListener('click', () => {
+        this.context.splice(i, 1);
+        this.renderContext();
+      });
+      chip.appendChild(x);
+      this.contextEl.appendChild(chip);
+    });
+  }
+}
