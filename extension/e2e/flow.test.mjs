@@ -200,16 +200,19 @@ step('a command is approved inside the chat, the rule in full; the notification 
   }
   await chat.locator('#status', { hasText: '1 waiting for you' }).waitFor({ timeout: 10000 });
   const card = chat.locator('.tool-card[data-tool-call-id="toolu_bash1"]');
-  const always = card.locator('.approval button', { hasText: 'Always allow Bash(touch *) in this project' });
+  const always = card.locator('.approval button[data-kind="allow_always"]');
   await always.waitFor({ state: 'visible', timeout: 10000 });
+  const label = await always.textContent();
+  const rule = /^Always allow (Bash\(touch .*\)) in this project$/.exec(label)?.[1];
+  assert.ok(rule, `the button names the rule in full: ${label}`);
   assert.equal(await card.locator('.approval .exact-command').textContent(), 'touch approved.txt');
   await h.screenshot('approval-in-chat');
   await always.click();
   assert.equal(await waitTurnEnd(3), 'end_turn');
   assert.ok(fs.existsSync(marker), 'the approved command ran');
   const local = JSON.parse(fs.readFileSync(path.join(ws, '.claude', 'settings.local.json'), 'utf8'));
-  assert.ok(local.permissions.allow.includes('Bash(touch *)'), 'the rule shown is the rule saved');
-  await card.locator('.decision', { hasText: 'You chose: Always allow Bash(touch *) in this project' }).waitFor({ timeout: 10000 });
+  assert.ok(local.permissions.allow.includes(rule), `the rule shown is the rule saved: ${JSON.stringify(local.permissions.allow)}`);
+  await card.locator('.decision', { hasText: `You chose: ${label}` }).waitFor({ timeout: 10000 });
   await toast.locator('.codicon-notifications-clear').click().catch(() => undefined);
   await h.screenshot('command-ran');
 });
