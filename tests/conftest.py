@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from sidecar.client.connection import SidecarProcess
-from sidecar.testing.scripted_server import ScriptedModelServer
+from sidecar.testing.scripted_server import ScriptedModelServer, take_rejections
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_API_KEY = "sk-ant-test-DO-NOT-LEAK-0123456789abcdef"
@@ -38,6 +38,22 @@ def _option(params: dict[str, Any], kind: str) -> str:
         if option.get("kind") == kind:
             return str(option["optionId"])
     raise AssertionError(f"no {kind} option in {params.get('options')}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "api_rejections_expected: the test sends requests the real Messages API would reject, on purpose"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _requests_the_real_api_would_accept(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every request a test's code sent to a (strict) scripted server must be one the real API accepts."""
+    take_rejections()
+    yield
+    rejected = take_rejections()
+    if rejected and request.node.get_closest_marker("api_rejections_expected") is None:
+        pytest.fail("the scripted model rejected requests the real API would reject:\n" + "\n".join(rejected))
 
 
 @pytest.fixture
@@ -62,18 +78,20 @@ def sidecar_env(tmp_path: Path, model_server: ScriptedModelServer) -> dict[str, 
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SIDECAR_"))}
-    env.update({
-        "ANTHROPIC_BASE_URL": model_server.base_url,
-        "ANTHROPIC_API_KEY": TEST_API_KEY,
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
-        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-        "SIDECAR_MAX_BACKOFF": "0.2",
-        "SIDECAR_MANAGED_SETTINGS": str(tmp_path / "managed-settings.json"),
-        "PYTHONPATH": str(REPO),
-        "NO_PROXY": "127.0.0.1,localhost",
-    })
+    env.update(
+        {
+            "ANTHROPIC_BASE_URL": model_server.base_url,
+            "ANTHROPIC_API_KEY": TEST_API_KEY,
+            "HOME": str(home),
+            "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+            "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+            "SIDECAR_MAX_BACKOFF": "0.2",
+            "SIDECAR_MANAGED_SETTINGS": str(tmp_path / "managed-settings.json"),
+            "PYTHONPATH": str(REPO),
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+    )
     return env
 
 
@@ -98,35 +116,48 @@ class Harness:
 
     async def prompt(self, session_id: str, text: str, timeout: float = 60) -> str:
         result = await self.process.request(
-            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}, timeout=timeout)
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}, timeout=timeout
+        )
         return str(result["stopReason"])
 
     def text(self, session_id: str) -> str:
         return self.process.agent_text(session_id)
 
 
-async def start_harness(framing: str, env: dict[str, str], model: ScriptedModelServer, tmp_path: Path,
-                        client_capabilities: dict[str, Any] | None = None,
-                        settings: dict[str, Any] | None = None) -> Harness:
+async def start_harness(
+    framing: str,
+    env: dict[str, str],
+    model: ScriptedModelServer,
+    tmp_path: Path,
+    client_capabilities: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> Harness:
     stderr = open(tmp_path / f"sidecar-{framing}.stderr", "wb")
-    process = SidecarProcess(framing=framing, env=env, cwd=str(REPO), stderr=stderr,  # type: ignore[arg-type]
-                             argv=[sys.executable, "-m", "sidecar", "serve", *(["--acp"] if framing == "acp" else [])])
+    process = SidecarProcess(
+        framing=framing,
+        env=env,
+        cwd=str(REPO),
+        stderr=stderr,  # type: ignore[arg-type]
+        argv=[sys.executable, "-m", "sidecar", "serve", *(["--acp"] if framing == "acp" else [])],
+    )
     await process.start()
     await process.initialize(client_capabilities, settings)
     return Harness(process, model)
 
 
 @pytest_asyncio.fixture(params=["acp", "lsp"])
-async def any_transport(request: pytest.FixtureRequest, sidecar_env: dict[str, str],
-                        model_server: ScriptedModelServer, tmp_path: Path) -> AsyncIterator[Harness]:
+async def any_transport(
+    request: pytest.FixtureRequest, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path
+) -> AsyncIterator[Harness]:
     harness = await start_harness(request.param, sidecar_env, model_server, tmp_path)
     yield harness
     await harness.process.close()
 
 
 @pytest_asyncio.fixture
-async def acp_sidecar(sidecar_env: dict[str, str], model_server: ScriptedModelServer,
-                      tmp_path: Path) -> AsyncIterator[Harness]:
+async def acp_sidecar(
+    sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path
+) -> AsyncIterator[Harness]:
     harness = await start_harness("acp", sidecar_env, model_server, tmp_path)
     yield harness
     await harness.process.close()

@@ -22,9 +22,7 @@ Command line (serves until killed, prints the base URL as its first stdout line)
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
-import hashlib
 import json
 import socket
 import sys
@@ -39,7 +37,17 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-__all__ = ["EXHAUSTED_TEXT", "RecordedRequest", "ScriptedModelServer", "Turn", "TurnFunc"]
+from sidecar.testing.api_rules import RULES, Rejection, SignatureBook, validate
+
+__all__ = [
+    "EXHAUSTED_TEXT",
+    "RecordedRequest",
+    "Rejection",
+    "ScriptedModelServer",
+    "Turn",
+    "TurnFunc",
+    "take_rejections",
+]
 
 EXHAUSTED_TEXT = "(scripted model: no more turns)"
 MESSAGES_PATH = "/v1/messages"
@@ -136,6 +144,21 @@ TurnFunc = Callable[[RecordedRequest], dict[str, Any]]
 Turn = dict[str, Any] | TurnFunc
 
 
+_REJECTION_LOG: list[str] = []
+_REJECTION_LOCK = threading.Lock()
+
+
+def take_rejections() -> list[str]:
+    """Every request any strict server in this process rejected since the last call (then forgotten).
+
+    The test suite's autouse check uses this: a request the real API would reject fails the test that sent it.
+    """
+    with _REJECTION_LOCK:
+        taken = list(_REJECTION_LOG)
+        _REJECTION_LOG.clear()
+    return taken
+
+
 class _Dropped(Exception):
     """Raised inside the handler to cut the connection without a proper end."""
 
@@ -143,8 +166,27 @@ class _Dropped(Exception):
 class ScriptedModelServer:
     """A loopback HTTP server answering Messages API requests from a script of turns."""
 
-    def __init__(self, turns: Iterable[Turn] | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        turns: Iterable[Turn] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        strict: bool = True,
+        relax: Iterable[str] = (),
+    ) -> None:
+        """``strict`` (default) validates every request as the real API does and answers what it would
+        (400 ``invalid_request_error``, 413 for size) without consuming a turn; ``relax`` names rules of
+        :data:`sidecar.testing.api_rules.RULES` to leave unchecked; ``strict=False`` checks nothing."""
         self._host = host
+        self._relax = frozenset(RULES if not strict else relax)
+        unknown = self._relax - set(RULES)
+        if unknown:
+            raise ValueError(f"unknown rule(s) {sorted(unknown)}; rules are {list(RULES)}")
+        self.signatures = SignatureBook()
+        """Thinking signatures this server issued; a thinking block sent back must match one unmodified."""
+        self.rejections: list[Rejection] = []
+        """Requests this server refused as the real API would, in arrival order."""
         self._port = port
         self._lock = threading.Condition()
         self._turns: deque[Turn] = deque(turns or ())
@@ -160,13 +202,21 @@ class ScriptedModelServer:
     # -- script -------------------------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | Path, host: str = "127.0.0.1", port: int = 0) -> ScriptedModelServer:
+    def from_file(
+        cls,
+        path: str | Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        strict: bool = True,
+        relax: Iterable[str] = (),
+    ) -> ScriptedModelServer:
         """Load turns from a JSON file: a list of turns, or an object with a ``turns`` list."""
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         turns = data.get("turns") if isinstance(data, dict) else data
         if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
             raise ValueError(f"{path}: expected a JSON list of turn objects or {{'turns': [...]}}")
-        return cls(turns=turns, host=host, port=port)
+        return cls(turns=turns, host=host, port=port, strict=strict, relax=relax)
 
     def add_turn(self, turn: Turn) -> None:
         with self._lock:
@@ -267,6 +317,23 @@ class ScriptedModelServer:
         with self._lock:
             return self._turns.popleft() if self._turns else None
 
+    def _validate(self, request: RecordedRequest) -> Rejection | None:
+        if self._relax == frozenset(RULES):
+            return None
+        rejection = validate(
+            request.body,
+            request.raw_body,
+            signatures=self.signatures,
+            relax=self._relax,
+            count_tokens=request.path == COUNT_TOKENS_PATH,
+        )
+        if rejection is not None:
+            with self._lock:
+                self.rejections.append(rejection)
+            with _REJECTION_LOCK:
+                _REJECTION_LOG.append(f"{request.path} [{rejection.rule}] {rejection.status}: {rejection.message}")
+        return rejection
+
     def _new_id(self, prefix: str) -> str:
         with self._lock:
             n = self._ids.get(prefix, 0) + 1
@@ -350,8 +417,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, _error_body("not_found_error", f"POST {url.path} is not served here"))
             return
         self.scripted._record(request)
+        rejection = None
+        if isinstance(parsed, dict) and request.path in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+            rejection = self.scripted._validate(request)
         if parsed is None or (raw and not isinstance(parsed, dict)):
             self._send_json(400, _error_body("invalid_request_error", "request body is not a JSON object"))
+        elif rejection is not None:
+            self._send_json(rejection.status, _error_body(rejection.error_type, rejection.message))
         elif request.path == COUNT_TOKENS_PATH:
             self._send_json(200, {"input_tokens": _estimate_tokens(raw)})
         elif request.path == MESSAGES_PATH:
@@ -407,11 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
         text_chunk = max(1, int(turn.get("text_chunk") or DEFAULT_TEXT_CHUNK))
         json_chunk = max(1, int(turn.get("json_chunk") or DEFAULT_JSON_CHUNK))
         for index, event in _stream_events(message, text_chunk, json_chunk):
-            if (
-                cut_after is not None
-                and index >= cut_after
-                and event["type"] not in ("message_start", "ping")
-            ):
+            if cut_after is not None and index >= cut_after and event["type"] not in ("message_start", "ping"):
                 self._flush()
                 raise _Dropped
             self._send_event(event, flush=chunk_delay > 0 or event["type"] == "ping")
@@ -515,10 +583,6 @@ def _estimate_tokens(raw: bytes) -> int:
     return max(1, len(raw) // 4)
 
 
-def _fake_signature(text: str) -> str:
-    return base64.b64encode(hashlib.sha256(text.encode()).digest() * 2).decode()
-
-
 def _build_block(scripted: ScriptedModelServer, block: dict[str, Any]) -> dict[str, Any]:
     kind = block.get("type")
     out = dict(block)
@@ -526,7 +590,8 @@ def _build_block(scripted: ScriptedModelServer, block: dict[str, Any]) -> dict[s
         out.setdefault("text", "")
     elif kind == "thinking":
         out.setdefault("thinking", "")
-        out.setdefault("signature", _fake_signature(str(out["thinking"])))
+        given = out.get("signature")
+        out["signature"] = scripted.signatures.issue(str(out["thinking"]), given if isinstance(given, str) else None)
     elif kind == "tool_use":
         out.setdefault("id", scripted._new_id("toolu"))
         out.setdefault("input", {})
@@ -541,9 +606,7 @@ def _build_block(scripted: ScriptedModelServer, block: dict[str, Any]) -> dict[s
     return out
 
 
-def _build_message(
-    scripted: ScriptedModelServer, request: RecordedRequest, turn: dict[str, Any]
-) -> dict[str, Any]:
+def _build_message(scripted: ScriptedModelServer, request: RecordedRequest, turn: dict[str, Any]) -> dict[str, Any]:
     raw_content = turn.get("content") or []
     if not isinstance(raw_content, list):
         raise ValueError("a turn's 'content' must be a list of blocks")
@@ -574,9 +637,7 @@ def _pieces(text: str, size: int) -> Iterator[str]:
         yield text[start : start + size]
 
 
-def _stream_events(
-    message: dict[str, Any], text_chunk: int, json_chunk: int
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def _stream_events(message: dict[str, Any], text_chunk: int, json_chunk: int) -> Iterator[tuple[int, dict[str, Any]]]:
     """The SSE events of ``message``, each with the number of content blocks completed before it."""
     usage = message["usage"]
     start_usage = dict(usage, output_tokens=1)
@@ -591,9 +652,7 @@ def _stream_events(
             deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"], text_chunk)]
         elif kind == "thinking":
             opening = dict(block, thinking="", signature="")
-            deltas = [
-                {"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"], text_chunk)
-            ]
+            deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"], text_chunk)]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
         elif kind in ("tool_use", "server_tool_use"):
             opening = dict(block, input={})
@@ -628,8 +687,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--log", action="store_true", help="print one line per request to stderr")
+    parser.add_argument("--lenient", action="store_true", help="accept requests the real API would reject")
+    parser.add_argument("--relax", action="append", default=[], choices=RULES, help="leave one rule unchecked")
     args = parser.parse_args(argv)
-    server = ScriptedModelServer.from_file(args.script, host=args.host, port=args.port)
+    server = ScriptedModelServer.from_file(
+        args.script, host=args.host, port=args.port, strict=not args.lenient, relax=args.relax
+    )
     server.start()
     print(server.base_url, flush=True)
     seen = 0
