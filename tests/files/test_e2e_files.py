@@ -85,3 +85,18 @@ async def test_formatter_rewrite_notice_then_stale_edit_refused(acp_sidecar: Har
     results = _results(model_server)
     assert results[-1][1] and "hello.py was modified since read" in results[-1][0]
     assert f.read_text() == "def greet(name):\n    return f'Hi, {name}!'\n"
+
+
+async def test_image_whose_extension_lies_goes_to_the_model_with_its_real_media_type(
+        acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer) -> None:
+    from PIL import Image
+    Image.new("RGB", (4, 4), (0, 128, 255)).save(workspace / "photo.png", format="JPEG")  # a JPEG named .png
+    model_server.add_turns([_tool("Read", file_path=str(workspace / "photo.png")),
+                            {"content": [{"type": "text", "text": "a blue square"}]}])
+    session = await acp_sidecar.new_session(workspace)
+    assert await asyncio.wait_for(acp_sidecar.prompt(session, "look"), 60) == "end_turn"
+    assert model_server.rejections == []  # the real API refuses an image whose bytes contradict its media type
+    sent = model_server.message_requests()[1].tool_results()[0]["content"]
+    image = next(b for b in sent if b.get("type") == "image")
+    assert image["source"]["media_type"] == "image/jpeg"
+    assert acp_sidecar.text(session).endswith("a blue square")

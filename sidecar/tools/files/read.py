@@ -433,7 +433,10 @@ def _read_image(path: Path, ctx: ToolContext, media_type: str) -> ToolOutput:
         with Image.open(io.BytesIO(data)) as opened:
             img: Image.Image = opened
             width, height = img.size
-            if max(width, height) > IMAGE_MAX_SIDE or len(data) > IMAGE_MAX_BYTES:
+            # The API checks the bytes against the media type: trust the content, not the file name.
+            actual = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}.get(
+                str(img.format))
+            if max(width, height) > IMAGE_MAX_SIDE or len(data) > IMAGE_MAX_BYTES or actual is None:
                 img.thumbnail((IMAGE_MAX_SIDE, IMAGE_MAX_SIDE))
                 fmt = {"image/png": "PNG", "image/gif": "PNG", "image/webp": "WEBP"}.get(media_type, "JPEG")
                 if fmt == "JPEG" and img.mode not in ("RGB", "L"):
@@ -446,7 +449,10 @@ def _read_image(path: Path, ctx: ToolContext, media_type: str) -> ToolOutput:
                     fmt = "JPEG"
                 data = buf.getvalue()
                 media_type = {"PNG": "image/png", "WEBP": "image/webp"}.get(fmt, "image/jpeg")
-                note = f" (downscaled from {width}x{height} to {img.size[0]}x{img.size[1]})"
+                if (width, height) != img.size:
+                    note = f" (downscaled from {width}x{height} to {img.size[0]}x{img.size[1]})"
+            else:
+                media_type = actual
     except Exception as exc:
         raise ToolError(f"{shown(ctx, path)} could not be decoded as an image: {exc}") from None
     ledger.record_read(path, fp, "image")
