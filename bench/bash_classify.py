@@ -47,8 +47,8 @@ TEMPLATES = [
 
 def main() -> None:
     from sidecar.permissions.rules import parse_rule
+    from sidecar.shell.classify import Where, analyze
     from sidecar.tools.bash.check_command import decide
-    from sidecar.tools.bash.classify import Where, analyze
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=10_000)

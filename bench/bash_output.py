@@ -34,8 +34,9 @@ def shell(script: str) -> float:
 
 async def main_async(nbytes: int, runs: int) -> None:
     sys.path.insert(0, str(REPO))
-    from sidecar.server.session import Session
-    from sidecar.server.store import SessionStore
+    from sidecar.permissions.gate import govern
+    from sidecar.session import Session
+    from sidecar.store import SessionStore
     from sidecar.tools.bash.bash import Bash, BashInput
     from sidecar.tools.bash.shells import shells_of
     from sidecar.tools.context import ToolContext
@@ -63,7 +64,8 @@ async def main_async(nbytes: int, runs: int) -> None:
     chars = 0
     sandboxed = False
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(id="sess_bench", cwd=Path(tmp), channel=Channel(), store=SessionStore(Path(tmp) / "s"))
+        session = govern(Session(id="sess_bench", cwd=Path(tmp), channel=Channel(),
+                                 store=SessionStore(Path(tmp) / "s")))
         tool = Bash()
         for i in range(runs):
             ref.append(shell(f"{command} > /dev/null"))

@@ -25,8 +25,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from sidecar.server.session import Session  # noqa: E402
-from sidecar.server.store import SessionStore  # noqa: E402
+from sidecar.permissions.gate import govern  # noqa: E402
+from sidecar.session import Session  # noqa: E402
+from sidecar.store import SessionStore  # noqa: E402
 from sidecar.tools.context import ToolContext  # noqa: E402
 from sidecar.tools.dispatch import Dispatcher, ToolCall  # noqa: E402
 from sidecar.tools.lsp.lsp import LSPInput, LSPTool  # noqa: E402
@@ -52,7 +53,7 @@ async def main(n: int) -> None:
     shutil.copytree(REPO / "fixtures" / "lsp", tmp / "lsp")
     root = (tmp / "lsp" / "py_project").resolve()
     main_py = root / "app" / "main.py"
-    session = Session(id="sess_bench", cwd=root, channel=QuietChannel(), store=SessionStore(tmp / "store"))
+    session = govern(Session(id="sess_bench", cwd=root, channel=QuietChannel(), store=SessionStore(tmp / "store")))
     tool = LSPTool()
     dispatcher = Dispatcher(session, ToolRegistry([tool]))
     inp = LSPInput(operation="goToDefinition", filePath=str(main_py), line=7, character=23)

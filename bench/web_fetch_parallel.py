@@ -25,11 +25,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sidecar.agent.config import ModelSettings
 from sidecar.agent.loop import AgentLoop, Conversation
-from sidecar.agent.model import ModelClient
-from sidecar.server.session import Session
-from sidecar.server.store import SessionStore
+from sidecar.model.client import ModelClient
+from sidecar.model.settings import ModelSettings
+from sidecar.permissions.gate import govern
+from sidecar.session import Session
+from sidecar.store import SessionStore
 from sidecar.tools.registry import ToolRegistry
 from sidecar.tools.web import WebFetch, WebSearch
 
@@ -88,7 +89,7 @@ async def main() -> None:
         (ws / ".claude").mkdir(parents=True)
         (ws / ".claude" / "settings.json").write_text(
             json.dumps({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}}))
-        session = Session(id="sess_bench", cwd=ws, channel=Channel(), store=SessionStore(Path(tmp) / "store"))
+        session = govern(Session(id="sess_bench", cwd=ws, channel=Channel(), store=SessionStore(Path(tmp) / "store")))
         loop = AgentLoop(session, ToolRegistry([WebFetch(), WebSearch()]), ModelClient(ModelSettings()), "",
                          Conversation())
         counter = iter(range(10**6))

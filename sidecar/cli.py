@@ -8,11 +8,11 @@ import sys
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from sidecar.app import build_core
     from sidecar.logs import setup_logging
-    from sidecar.server.core import SessionCore
 
     setup_logging("serve")
-    core = SessionCore()
+    core = build_core()
     if args.acp or args.transport == "acp":
         from sidecar.server.acp_stdio import serve_acp_stdio
 

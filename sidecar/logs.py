@@ -8,7 +8,7 @@ import sys
 import time
 
 from sidecar.secrets import RedactingFilter
-from sidecar.server.store import cache_dir
+from sidecar.store import cache_dir
 
 
 def setup_logging(name: str) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sidecar.agent.loop import AgentLoop
-    from sidecar.server.session import Session
+    from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +147,6 @@ async def compact(agent: AgentLoop, keep_tokens: int = 0, instructions: str = ""
 def replace_history(session: Session, messages: list[dict[str, Any]]) -> None:
     """Replace the conversation in memory and in the store (a truncate event, then the new messages)."""
     session.history[:] = messages
-    session.store.append(session.id, {"type": "truncate", "length": 0})
+    session.log.truncate(0)
     for m in messages:
-        session.store.append(session.id, {"type": "message", "message": m})
+        session.log.message(m)

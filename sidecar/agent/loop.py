@@ -16,12 +16,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sidecar.agent.model import ModelClient, ModelError, ModelReply, StreamCallbacks
+from sidecar.model.client import ModelClient, ModelError, ModelReply, StreamCallbacks
 from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
 
 if TYPE_CHECKING:
-    from sidecar.server.session import Session
+    from sidecar.session import Session
+    from sidecar.tools.context import SubAgentSpec
     from sidecar.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -100,9 +101,22 @@ class AgentLoop:
         self.label = label
         self.model_name = model_name
         self.stream_to_client = stream_to_client
-        self.dispatcher = Dispatcher(session, registry, agent_label=label, parent_tool_call_id=parent_tool_call_id)
+        # Sub-agents cannot start sub-agents: only the main agent gets the factory.
+        self.dispatcher = Dispatcher(session, registry, agent_label=label, parent_tool_call_id=parent_tool_call_id,
+                                     spawn_agent=self.spawn if label is None else None)
         self._tool_defs: list[dict[str, Any]] | None = None
         self.last_text = ""
+
+    def spawn(self, spec: SubAgentSpec) -> AgentLoop:
+        """A sub-agent of this agent (the Task tool's factory): its own history, the same governance."""
+        return AgentLoop(self.session, self.registry.restricted_to(spec.tool_names), self.model,
+                         spec.system_prompt, Conversation(),
+                         label=spec.label, model_name=spec.model_name, stream_to_client=False,
+                         parent_tool_call_id=spec.parent_tool_call_id)
+
+    def tool_call_count(self) -> int:
+        return sum(1 for m in self.conversation.messages if m["role"] == "user"
+                   for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
 
     # ---- request shape -----------------------------------------------------------------
     def tool_definitions(self) -> list[dict[str, Any]]:

@@ -7,8 +7,9 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field
 
+from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import ImageBlock, TextBlock, Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.base import ImageBlock, TextBlock, Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 

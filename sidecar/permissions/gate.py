@@ -15,10 +15,10 @@ Tiers by reversibility, then the mode, then the user::
     acceptEdits and a write inside the roots         → allow  (the edit is still shown as a diff)
     otherwise                                        → ask the user
 
-Asking uses ACP ``session/request_permission`` with the four option kinds, or LSP
-``window/showMessageRequest`` for clients with no ACP permission support. "Always allow" remembers the
-suggested rule: in ``.claude/settings.local.json`` for commands, fetches and MCP tools, for the session
-for edits. Every decision is written to the session log (``session.audit``).
+Asking uses ACP ``session/request_permission`` with the four option kinds, through the session's
+``ClientPort`` (the LSP channel falls back to ``window/showMessageRequest`` for a plain LSP client).
+"Always allow" remembers the suggested rule: in ``.claude/settings.local.json`` for commands, fetches and
+MCP tools, for the session for edits. Every decision is written to the session log (``session.audit``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.permissions.rules import EDIT_RULE_TOOL, READ_RULE_TOOL, PathContext, Rule, evaluate, parse_rule
 from sidecar.permissions.settings import (
@@ -37,24 +38,20 @@ from sidecar.permissions.settings import (
     add_rule_to_settings_file,
     local_settings_path,
 )
-from sidecar.tools.base import ToolError
+from sidecar.session import MODES, Mode
 
 if TYPE_CHECKING:
-    from sidecar.tools.base import Tool, ToolInput
-    from sidecar.tools.context import ToolContext
+    from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
+__all__ = ["MODES", "Mode", "PermissionGate", "govern"]
+
 Verdict = Literal["allow", "ask", "deny"]
-Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
 DecidedBy = Literal["rule", "mode", "user", "hook", "default", "safety"]
 
 # Writes here ask even in bypassPermissions: they change the tooling that governs the agent.
 PROTECTED_DIRS = (".git", ".claude", ".vscode", ".idea")
-
-# ``ctx.extra`` key where ``hooks.run_pre_tool_use`` leaves a hook's verdict for the gate.
-HOOK_DECISION_KEY = "pre_tool_use_decision"
 
 SOURCE_LABELS = {
     "managed": "managed settings",
@@ -88,21 +85,38 @@ class UserAnswer:
 
 @dataclass
 class HookVerdict:
-    """What a PreToolUse hook said about a call (``hooks.run_pre_tool_use`` stores it in ``ctx.extra``)."""
+    """What a PreToolUse hook said about a call (``hooks.run_pre_tool_use`` returns it; the call's
+    context carries it to the gate)."""
 
     decision: Literal["allow", "deny", "ask"]
     reason: str = ""
 
 
+class CallContext(Protocol):
+    """What the gate needs of the call it governs (``ToolContext`` is one)."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+    @property
+    def agent_label(self) -> str | None: ...
+
+    @property
+    def hook_verdict(self) -> HookVerdict | None: ...
+
+
 class PermissionGate:
     """Per-session gate. ``require`` returns when the call may proceed and raises ToolError otherwise."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
         # Rules granted ("always allow"/"always reject") for this session only.
         self.session_rules: list[Rule] = []
         # Called before every question to the user (e.g. to notify an editor whose panel is hidden).
-        self.on_ask: list[Callable[[PermissionRequest, ToolContext], Awaitable[None]]] = []
+        self.on_ask: list[Callable[[PermissionRequest, CallContext], Awaitable[None]]] = []
         self.loader = SettingsLoader(Path(session.cwd))
         self._client_settings: dict[str, Any] | None = None
         self._widen_roots()
@@ -173,12 +187,8 @@ class PermissionGate:
         return any(p in PROTECTED_DIRS for p in parts)
 
     # ---- deciding ---------------------------------------------------------------------------
-    async def require_for(self, tool: Tool[Any], inp: ToolInput, ctx: ToolContext) -> Decision:
-        request = permission_request_of(tool, inp, ctx)
-        return await self.require(request, ctx)
-
-    async def require(self, request: PermissionRequest, ctx: ToolContext) -> Decision:
-        decision = self.decide(request, hook_verdict_of(ctx))
+    async def require(self, request: PermissionRequest, ctx: CallContext) -> Decision:
+        decision = self.decide(request, ctx.hook_verdict)
         self.audit_decision(request, ctx, decision)
         if decision.verdict == "allow":
             return decision
@@ -238,7 +248,7 @@ class PermissionGate:
                         decided_by="default")
 
     # ---- asking -----------------------------------------------------------------------------
-    async def ask_user(self, request: PermissionRequest, ctx: ToolContext,
+    async def ask_user(self, request: PermissionRequest, ctx: CallContext,
                        options: list[dict[str, Any]] | None = None) -> UserAnswer:
         """Ask the user; with ``options`` given, the caller interprets ``UserAnswer.option_id``."""
         for listener in self.on_ask:
@@ -247,14 +257,11 @@ class PermissionGate:
         if options is None:
             options = default_options(request)
         title = request.title if not ctx.agent_label else f"[{ctx.agent_label}] {request.title}"
-        if supports_acp_permissions(self.session):
-            tool_call: dict[str, Any] = {"toolCallId": ctx.tool_call_id, "title": title,
-                                         "rawInput": request.raw_input, "status": "pending"}
-            if request.content:
-                tool_call["content"] = request.content
-            outcome = await self._request_permission(tool_call, options)
-        else:
-            outcome = await self._show_message_request(title, request, options)
+        tool_call: dict[str, Any] = {"toolCallId": ctx.tool_call_id, "title": title,
+                                     "rawInput": request.raw_input, "status": "pending"}
+        if request.content:
+            tool_call["content"] = request.content
+        outcome = await self.session.client.request_permission(tool_call, options)
         if outcome is None:
             return UserAnswer(allowed=False, cancelled=True)
         option_id = str(outcome.get("optionId", ""))
@@ -268,42 +275,6 @@ class PermissionGate:
         if not custom and answer.always and request.suggested_rule:
             self.remember(request, "allow" if allowed else "deny")
         return answer
-
-    async def _request_permission(self, tool_call: dict[str, Any],
-                                  options: list[dict[str, Any]]) -> dict[str, Any] | None:
-        from sidecar.server.session import RpcError
-
-        try:
-            result = await self.session.channel.request(
-                "session/request_permission",
-                {"sessionId": self.session.id, "toolCall": tool_call, "options": options})
-        except RpcError as exc:
-            log.warning("permission request failed: %s", exc.message)
-            return None
-        outcome = (result or {}).get("outcome") if isinstance(result, dict) else None
-        if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
-            return None
-        return dict(outcome)
-
-    async def _show_message_request(self, title: str, request: PermissionRequest,
-                                    options: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """LSP fallback: ``window/showMessageRequest`` with one action per option."""
-        from sidecar.server.session import RpcError
-
-        detail = request.raw_input.get("command") or request.raw_input.get("file_path") or ""
-        message = f"Sidecar wants to run: {title}" + (f"\n{detail}" if detail and detail not in title else "")
-        try:
-            result = await self.session.channel.request(
-                "window/showMessageRequest",
-                {"type": 2, "message": message, "actions": [{"title": o["name"]} for o in options]})
-        except RpcError as exc:
-            log.warning("showMessageRequest failed: %s", exc.message)
-            return None
-        chosen = result.get("title") if isinstance(result, dict) else None
-        for o in options:
-            if o["name"] == chosen:
-                return {"outcome": "selected", "optionId": o["optionId"]}
-        return None
 
     def remember(self, request: PermissionRequest, behavior: Literal["allow", "deny"]) -> None:
         """"Always": edits for this session; commands, fetches and MCP tools in settings.local.json."""
@@ -321,13 +292,19 @@ class PermissionGate:
             log.warning("could not save %s to %s: %s", rule.text, path, exc)
             self.session.audit("permission_rule_not_saved", rule=rule.text, behavior=behavior, error=str(exc))
 
-    def audit_decision(self, request: PermissionRequest, ctx: ToolContext, decision: Decision,
+    def audit_decision(self, request: PermissionRequest, ctx: CallContext, decision: Decision,
                        **extra: Any) -> None:
         self.session.audit("permission", tool=request.tool_name, toolCallId=ctx.tool_call_id,
                            title=request.title,
                            verdict=decision.verdict, reason=decision.reason, rule=decision.rule,
                            source=decision.source, decided_by=decision.decided_by, mode=self.session.mode,
                            agent=ctx.agent_label, **{k: v for k, v in extra.items() if v is not None})
+
+
+def govern(session: Session) -> Session:
+    """Attach a permission gate to a session (the core does this for every session it starts)."""
+    session.permissions = PermissionGate(session)
+    return session
 
 
 def source_label(source: str) -> str:
@@ -346,28 +323,6 @@ def default_options(request: PermissionRequest) -> list[dict[str, Any]]:
         options.append({"optionId": "reject_always", "name": f"Always reject {rule} {scope}",
                         "kind": "reject_always"})
     return options
-
-
-def supports_acp_permissions(session: Any) -> bool:
-    """Whether to ask with ``session/request_permission``.
-
-    ACP clients always can. On the LSP transport (a channel with ``supports_message_request``), only a
-    client that sent ACP client capabilities in ``initializationOptions.acp`` (the sidecar extension) can;
-    a plain LSP client gets ``window/showMessageRequest``. A channel may also say so outright with a
-    ``supports_acp_permissions`` bool attribute.
-    """
-    channel = session.channel
-    flag = getattr(channel, "supports_acp_permissions", None)
-    if isinstance(flag, bool):
-        return flag
-    if hasattr(channel, "supports_message_request"):
-        return bool(getattr(channel, "client_capabilities", None))
-    return True
-
-
-def hook_verdict_of(ctx: ToolContext) -> HookVerdict | None:
-    value = ctx.extra.get(HOOK_DECISION_KEY)
-    return value if isinstance(value, HookVerdict) else None
 
 
 def denial_message(request: PermissionRequest, decision: Decision) -> str:
@@ -390,20 +345,3 @@ def rejection_message(answer: UserAnswer) -> str:
         msg += f" The user said: {answer.feedback}"
     return msg + " Do not retry the same call; adjust your approach to what the user wants."
 
-
-def is_protected(path: Any) -> bool:
-    parts = getattr(path, "parts", ())
-    return any(p in PROTECTED_DIRS for p in parts)
-
-
-def permission_request_of(tool: Tool[Any], inp: ToolInput, ctx: ToolContext) -> PermissionRequest:
-    """Default request for tools that do not describe their own: read-only by the tool's own judgement."""
-    read_only = tool.is_read_only(inp)
-    return PermissionRequest(
-        tool_name=tool.name,
-        access="read" if read_only else "other",
-        title=tool.title(inp.model_dump()),
-        raw_input=inp.model_dump(by_alias=True, exclude_none=True),
-        read_only=read_only,
-        suggested_rule=tool.name,
-    )

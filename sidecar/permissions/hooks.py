@@ -37,12 +37,11 @@ import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from sidecar.permissions.gate import HOOK_DECISION_KEY, HookVerdict
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
+from sidecar.permissions.gate import HookVerdict
 
 if TYPE_CHECKING:
-    from sidecar.server.session import Session
-    from sidecar.tools.context import ToolContext
+    from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -243,29 +242,29 @@ def _transcript_path(session: Session) -> Any:
 
 # ---- the functions the dispatcher and the loop call -----------------------------------------------
 
-async def run_pre_tool_use(ctx: ToolContext, tool_name: str, tool_input: dict[str, Any]) -> HookResult:
-    """Before ``tool.check_permission``. Raises ToolError when a hook blocks the call; otherwise leaves the
-    hooks' allow/ask in ``ctx.extra`` for the gate (an allow skips the question, never a deny rule)."""
-    result = await run_event(ctx.session, "PreToolUse", tool_name,
-                             {"tool_name": tool_name, "tool_input": tool_input,
-                              "tool_use_id": ctx.tool_call_id})
+async def run_pre_tool_use(session: Session, tool_call_id: str, tool_name: str,
+                           tool_input: dict[str, Any]) -> HookVerdict | None:
+    """Before ``tool.check_permission``. Raises ToolError when a hook blocks the call; otherwise returns
+    the hooks' allow/ask for the gate (an allow skips the question, never a deny rule)."""
+    result = await run_event(session, "PreToolUse", tool_name,
+                             {"tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_call_id})
     if result.blocked:
         reason = result.message or "blocked by a PreToolUse hook"
-        ctx.session.audit("permission", tool=tool_name, toolCallId=ctx.tool_call_id, verdict="deny",
-                          reason=reason, decided_by="hook", mode=ctx.session.mode)
+        session.audit("permission", tool=tool_name, toolCallId=tool_call_id, verdict="deny",
+                      reason=reason, decided_by="hook", mode=session.mode)
         raise ToolError(f"A PreToolUse hook blocked this {tool_name} call: {reason}\n"
                         "The call did not run. Do not retry it unchanged; adjust your approach.")
     if result.permission in ("allow", "ask"):
-        ctx.extra[HOOK_DECISION_KEY] = HookVerdict(result.permission, result.message)
-    return result
+        return HookVerdict(result.permission, result.message)
+    return None
 
 
-async def run_post_tool_use(ctx: ToolContext, tool_name: str, tool_input: dict[str, Any],
+async def run_post_tool_use(session: Session, tool_call_id: str, tool_name: str, tool_input: dict[str, Any],
                             tool_response: Any) -> str | None:
     """After a tool ran. Returns text to append to the tool's result for the model, or None."""
-    result = await run_event(ctx.session, "PostToolUse", tool_name,
+    result = await run_event(session, "PostToolUse", tool_name,
                              {"tool_name": tool_name, "tool_input": tool_input,
-                              "tool_response": tool_response, "tool_use_id": ctx.tool_call_id})
+                              "tool_response": tool_response, "tool_use_id": tool_call_id})
     parts: list[str] = []
     if result.blocked and result.message:
         parts.append(f"PostToolUse hook feedback: {result.message}")

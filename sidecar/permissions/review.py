@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from sidecar.permissions.gate import denial_message, hook_verdict_of, rejection_message
+from sidecar.errors import RpcError, ToolError
+from sidecar.permissions.gate import CallContext, denial_message, rejection_message
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import ToolError
 from sidecar.workspace.diffs import apply_hunks, make_diff
 
 if TYPE_CHECKING:
-    from sidecar.tools.context import ToolContext
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def disk_fingerprint(path: Path) -> str | None:
         return f"error:{exc.errno}"
 
 
-async def review_edit(ctx: ToolContext, path: Path, old_text: str | None, new_text: str, *,
+async def review_edit(ctx: CallContext, path: Path, old_text: str | None, new_text: str, *,
                       tool_name: str = "Edit", title: str | None = None,
                       raw_input: dict[str, Any] | None = None) -> ReviewOutcome:
     """Decide whether (and what of) an edit to ``path`` lands. ``old_text`` None: a new file."""
@@ -102,7 +102,7 @@ async def review_edit(ctx: ToolContext, path: Path, old_text: str | None, new_te
         raw_input=raw_input if raw_input is not None else {"file_path": str(path)},
         paths=[path], suggested_rule=suggested_edit_rule(path, session.cwd), content=content,
     )
-    decision = gate.decide(request, hook_verdict_of(ctx))
+    decision = gate.decide(request, ctx.hook_verdict)
     gate.audit_decision(request, ctx, decision)
     if decision.verdict == "deny":
         raise ToolError(denial_message(request, decision))
@@ -134,15 +134,13 @@ async def review_edit(ctx: ToolContext, path: Path, old_text: str | None, new_te
     return outcome
 
 
-async def _ask_review(ctx: ToolContext, path: Path, old_text: str | None, new_text: str, unified: str,
+async def _ask_review(ctx: CallContext, path: Path, old_text: str | None, new_text: str, unified: str,
                       hunks: list[dict[str, int]], request: PermissionRequest) -> ReviewOutcome:
-    from sidecar.server.session import RpcError
-
     session = ctx.session
-    params = {"sessionId": session.id, "toolCallId": ctx.tool_call_id, "path": str(path),
+    params = {"toolCallId": ctx.tool_call_id, "path": str(path),
               "oldText": old_text, "newText": new_text, "unifiedDiff": unified, "hunks": hunks}
     try:
-        result = await session.channel.request("_sidecar/review_edit", params)
+        result = await session.client.review_edit(params)
     except RpcError as exc:
         log.warning("_sidecar/review_edit failed (%s); asking with a permission request", exc.message)
         answer = await session.permissions.ask_user(request, ctx)

@@ -3,7 +3,7 @@
 A rule is ``Tool`` or ``Tool(specifier)``:
 
 - ``Bash(npm run test *)``, ``Bash(git status)``, ``Bash(npm run test:*)`` — shell commands, matched per
-  subcommand by the Bash family's matcher (``sidecar.tools.bash.rules.bash_rule_matches``).
+  subcommand by the Bash family's matcher (``sidecar.shell.rules.bash_rule_matches``).
 - ``Read(./.env)``, ``Edit(src/**)``, ``Edit(/docs/*.md)``, ``Read(//etc/**)``, ``Read(~/.ssh/**)`` —
   gitignore-style path patterns. ``Read`` rules cover every tool that reads files, ``Edit`` rules every
   tool that writes them.
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.bash.rules import bash_rule_matches
+from sidecar.shell.rules import bash_rule_matches
 
 if TYPE_CHECKING:
     import pathspec  # imported in _spec, on the first path rule checked (a fifth of a second at startup)

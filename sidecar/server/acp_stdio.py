@@ -17,14 +17,12 @@ import sys
 import threading
 from typing import Any
 
-from sidecar.server.core import INTERNAL_ERROR, SessionCore
-from sidecar.server.session import RpcError
+from sidecar.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError
+from sidecar.server.core import SessionCore
 
 log = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 
 
 class AcpStdioChannel:

@@ -11,30 +11,29 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sidecar.agent.config import ModelSettings
 from sidecar.agent.loop import AgentLoop, Conversation
-from sidecar.agent.model import ModelClient, ModelError
 from sidecar.agent.prompt import build_system_prompt
-from sidecar.permissions.gate import MODES
+from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
+from sidecar.model.client import ModelClient, ModelError
+from sidecar.model.settings import ModelSettings
+from sidecar.permissions.gate import PermissionGate
 from sidecar.permissions.hooks import run_session_start
 from sidecar.server.content import prompt_to_api, replay_updates
-from sidecar.server.session import ClientChannel, RpcError, Session, new_session_id
-from sidecar.server.store import SessionStore
-from sidecar.tools.registry import ToolRegistry, builtin_tools
+from sidecar.session import MODES, ClientChannel, Session, new_session_id
+from sidecar.store import SessionStore
+from sidecar.tools.builtin import builtin_tools
+from sidecar.tools.registry import ToolRegistry
 from sidecar.workspace.buffers import OpenBuffers, open_buffers
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-INVALID_PARAMS = -32602
-METHOD_NOT_FOUND = -32601
-INTERNAL_ERROR = -32603
-SERVER_ERROR = -32000
 
 MODE_INFO = [
     {"id": "default", "name": "Default", "description": "Ask before edits and commands that change things"},
@@ -45,8 +44,25 @@ MODE_INFO = [
 ]
 
 Handler = Callable[[dict[str, Any], ClientChannel], Awaitable[Any]]
-# Hooks other parts register to extend sessions (MCP servers, memory, …) without editing the core.
+
+
+@dataclass
+class PromptTurn:
+    """One ``session/prompt`` as the extension points see it."""
+
+    session: Session
+    # The prompt's ACP content blocks; a before-prompt hook may replace them (a skill's text).
+    prompt: list[Any]
+    # Merged into the result's ``_meta.sidecar`` (e.g. ``userMessageId``).
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+# The core's named extension points (features attach in the composition root, ``sidecar.app``):
+# a session started or loaded; before a prompt runs (a hook returning a result answers the prompt
+# itself, as a slash command does); after a prompt ran.
 SessionHook = Callable[[Session], Awaitable[None]]
+BeforePrompt = Callable[[PromptTurn], Awaitable[dict[str, Any] | None]]
+AfterPrompt = Callable[[PromptTurn, dict[str, Any]], Awaitable[None]]
 
 
 class _Params(BaseModel):
@@ -123,6 +139,8 @@ class SessionCore:
         # Settings the editor sent (sidecar.* in VS Code): model, permissions rules, …
         self.client_settings: dict[str, Any] = {}
         self.on_session_start: list[SessionHook] = []
+        self.before_prompt: list[BeforePrompt] = []
+        self.after_prompt: list[AfterPrompt] = []
         self.methods: dict[str, Handler] = {
             "initialize": self.initialize,
             "session/new": self.new_session,
@@ -133,9 +151,12 @@ class SessionCore:
             "session/set_mode": self.set_mode,
             "_sidecar/sessions/rewind": self.rewind,
         }
-        from sidecar.orchestration import install  # questions, sub-agents, MCP, memory, checkpoints, …
 
-        install(self)
+    def add_method(self, method: str, handler: Handler) -> None:
+        """A feature's own method (``_sidecar/…``); the protocol's methods cannot be replaced."""
+        if method in self.methods:
+            raise ValueError(f"{method} is already handled")
+        self.methods[method] = handler
 
     # ---- dispatch ------------------------------------------------------------------------
     async def handle(self, method: str, params: Any, channel: ClientChannel) -> Any:
@@ -182,12 +203,13 @@ class SessionCore:
         return {"currentModeId": session.mode, "availableModes": MODE_INFO}
 
     async def _start(self, session: Session) -> None:
+        session.permissions = PermissionGate(session)
         initial = self.client_settings.get("initialMode")
         if initial in MODES and not session.history:
             session.mode = initial
-        session.services["core"] = self
         session.services["buffers"] = self.buffers
-        session.services["model"] = self.model
+        # The session's own model settings: /model or Config in one session changes no other session.
+        session.services["model"] = self.model.for_session()
         session.services["client_settings"] = self.client_settings
         session.services["registry"] = ToolRegistry(builtin_tools())
         session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots)
@@ -209,8 +231,7 @@ class SessionCore:
         session = Session(id=new_session_id(), cwd=cwd, channel=channel, store=self.store,
                           additional_directories=extra,
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
-        self.store.append(session.id, {"type": "session", "id": session.id, "cwd": str(session.cwd),
-                                       "additionalDirectories": [str(d) for d in extra], "created": time.time()})
+        session.log.header(session.cwd, extra)
         await self._start(session)
         return {"sessionId": session.id, "modes": self._modes(session)}
 
@@ -218,10 +239,10 @@ class SessionCore:
         req = parse(acp.LoadSessionRequest, params)
         saved = self.store.load(req.session_id)
         if saved is None:
-            raise RpcError(INVALID_PARAMS, f"No saved session {req.session_id}")
+            raise RpcError(RESOURCE_NOT_FOUND, f"No saved session {req.session_id}")
         live = self.sessions.get(req.session_id)
         if live is not None and live.prompt_task is not None and not live.prompt_task.done():
-            raise RpcError(SERVER_ERROR, "That session is running a prompt; cancel it first")
+            raise agent_error("prompt_running", "That session is running a prompt; cancel it first")
         session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
                           additional_directories=[Path(d) for d in saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
@@ -241,26 +262,48 @@ class SessionCore:
     def session(self, session_id: Any) -> Session:
         session = self.sessions.get(str(session_id))
         if session is None:
-            raise RpcError(INVALID_PARAMS, f"Unknown session {session_id}; create one with session/new or load it")
+            raise RpcError(RESOURCE_NOT_FOUND,
+                           f"Unknown session {session_id}; create one with session/new or load it")
         return session
 
     # ---- turns --------------------------------------------------------------------------
     def main_agent(self, session: Session) -> AgentLoop:
-        return AgentLoop(session, session.services["registry"], self.model, session.services["system_prompt"],
+        return AgentLoop(session, session.services["registry"], session.services["model"],
+                         session.services["system_prompt"],
                          Conversation(session.history, on_append=session.append_message))
 
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         req = parse(acp.PromptRequest, params)
         session = self.session(req.session_id)
         if session.prompt_task is not None and not session.prompt_task.done():
-            raise RpcError(SERVER_ERROR, "A prompt is already running in this session; wait or cancel it")
-        content = prompt_to_api(params.get("prompt") or [])
+            raise agent_error("prompt_running", "A prompt is already running in this session; wait or cancel it")
+        turn = PromptTurn(session, list(params.get("prompt") or []))
+        for before in self.before_prompt:
+            answered = await before(turn)
+            if answered is not None:
+                return self._with_meta(answered, turn)
+        result = await self._run_prompt(session, turn.prompt)
+        for after in self.after_prompt:
+            try:
+                await after(turn, result)
+            except Exception:
+                log.exception("after-prompt hook failed")
+        return self._with_meta(result, turn)
+
+    @staticmethod
+    def _with_meta(result: dict[str, Any], turn: PromptTurn) -> dict[str, Any]:
+        if turn.meta:
+            result.setdefault("_meta", {}).setdefault("sidecar", {}).update(turn.meta)
+        return result
+
+    async def _run_prompt(self, session: Session, prompt: list[Any]) -> dict[str, Any]:
+        content = prompt_to_api(prompt)
         if not content:
             raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
         if session.title is None:
             first = next((b.get("text", "") for b in content if b.get("type") == "text"), "")
             session.title = first.strip().splitlines()[0][:80] if first.strip() else "Untitled"
-            self.store.append(session.id, {"type": "title", "title": session.title})
+            session.log.title(session.title)
         agent = self.main_agent(session)
         session.cancel_requested = False
         task = asyncio.create_task(agent.run(content))
@@ -275,7 +318,7 @@ class SessionCore:
                 return {"stopReason": "cancelled"}
             raise
         except ModelError as exc:
-            raise RpcError(SERVER_ERROR, str(exc)) from None
+            raise agent_error("model_unavailable", str(exc), retryable=True) from None
         finally:
             session.prompt_task = None
         return {"stopReason": stop_reason}
@@ -295,18 +338,15 @@ class SessionCore:
         if req.mode_id not in MODES:
             raise RpcError(INVALID_PARAMS, f"Unknown mode {req.mode_id}; use one of {', '.join(MODES)}")
         if req.mode_id == "bypassPermissions" and not session.permissions.bypass_allowed():
-            raise RpcError(SERVER_ERROR, "bypassPermissions is disabled by a managed setting")
-        session.mode = req.mode_id
-        self.store.append(session.id, {"type": "mode", "mode": session.mode})
-        session.audit("mode", mode=session.mode)
-        await session.send_update({"sessionUpdate": "current_mode_update", "currentModeId": session.mode})
+            raise agent_error("mode_disabled", "bypassPermissions is disabled by a managed setting")
+        await session.set_mode(req.mode_id)
         return {}
 
     async def rewind(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         session = self.session(params.get("sessionId"))
         rewinder = session.services.get("rewind")
         if rewinder is None:
-            raise RpcError(SERVER_ERROR, "Checkpoints are not available in this session")
+            raise agent_error("checkpoints_unavailable", "Checkpoints are not available in this session")
         result: dict[str, Any] = await rewinder(session, params)
         return result
 
@@ -318,7 +358,7 @@ class SessionCore:
 
 
 # Services owned by the server, not the session: never closed with a session.
-SHARED_SERVICES = frozenset({"core", "buffers", "client_settings", "registry", "system_prompt", "model"})
+SHARED_SERVICES = frozenset({"buffers", "client_settings", "registry", "system_prompt"})
 
 
 async def close_session(session: Session) -> None:

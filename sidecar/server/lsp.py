@@ -22,8 +22,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, lsp_method
 from pygls.protocol.language_server import LanguageServerProtocol
 
+from sidecar.errors import RpcError
 from sidecar.server.core import SessionCore
-from sidecar.server.session import RpcError
 from sidecar.workspace.buffers import OpenBuffers
 
 log = logging.getLogger(__name__)
@@ -92,9 +92,24 @@ class LspChannel:
         except JsonRpcException as exc:
             raise RpcError(exc.code, exc.message, exc.data) from None
 
-    def supports_message_request(self) -> bool:
-        caps = self.server.protocol.client_capabilities
-        return bool(caps and caps.window is not None)
+    async def request_permission(self, params: dict[str, Any]) -> Any:
+        """ACP ``session/request_permission`` for our extension (it sent ``initializationOptions.acp``);
+        a plain LSP client gets ``window/showMessageRequest`` with one action per option."""
+        if self.supports_acp_permissions:
+            return await self.request("session/request_permission", params)
+        tool_call = params.get("toolCall") or {}
+        options: list[dict[str, Any]] = params.get("options") or []
+        title = str(tool_call.get("title") or "")
+        raw = tool_call.get("rawInput") or {}
+        detail = str(raw.get("command") or raw.get("file_path") or "")
+        message = f"Sidecar wants to run: {title}" + (f"\n{detail}" if detail and detail not in title else "")
+        result = await self.request("window/showMessageRequest",
+                                    {"type": 2, "message": message, "actions": [{"title": o["name"]} for o in options]})
+        chosen = result.get("title") if isinstance(result, dict) else None
+        for o in options:
+            if o["name"] == chosen:
+                return {"outcome": {"outcome": "selected", "optionId": o["optionId"]}}
+        return {"outcome": {"outcome": "cancelled"}}
 
 
 class SidecarLanguageServer(LanguageServer):

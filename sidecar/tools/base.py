@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from sidecar.permissions.request import PermissionRequest
+
 if TYPE_CHECKING:
     from sidecar.tools.context import ToolContext
 
@@ -28,15 +30,6 @@ class ToolInput(BaseModel):
 
 
 InputT = TypeVar("InputT", bound=ToolInput)
-
-
-class ToolError(Exception):
-    """A failure the model can recover from. ``message`` is addressed to the model and says what to do next."""
-
-    def __init__(self, message: str, *, metadata: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.metadata = metadata or {}
 
 
 @dataclass
@@ -140,7 +133,19 @@ class Tool(ABC, Generic[InputT]):
 
         The default treats a read-only call as needing no approval and asks for anything else.
         """
-        await ctx.permissions.require_for(self, inp, ctx)
+        await ctx.permissions.require(self.permission_request(inp), ctx)
+
+    def permission_request(self, inp: InputT) -> PermissionRequest:
+        """What the default ``check_permission`` asks: read-only by the tool's own judgement."""
+        read_only = self.is_read_only(inp)
+        return PermissionRequest(
+            tool_name=self.name,
+            access="read" if read_only else "other",
+            title=self.title(inp.model_dump()),
+            raw_input=inp.model_dump(by_alias=True, exclude_none=True),
+            read_only=read_only,
+            suggested_rule=self.name,
+        )
 
     # ---- execution + presentation ---------------------------------------------------------
     @abstractmethod

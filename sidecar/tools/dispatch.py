@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from sidecar.errors import ToolError
 from sidecar.permissions.hooks import run_post_tool_use, run_pre_tool_use
 from sidecar.secrets import redact
-from sidecar.tools.base import ImageBlock, TextBlock, Tool, ToolError, ToolInput, ToolOutput
-from sidecar.tools.context import ToolContext
+from sidecar.tools.base import ImageBlock, TextBlock, Tool, ToolInput, ToolOutput
+from sidecar.tools.context import SpawnAgent, ToolContext
 
 if TYPE_CHECKING:
-    from sidecar.server.session import Session
+    from sidecar.session import Session
     from sidecar.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -93,11 +94,12 @@ class Dispatcher:
     """Executes tool calls for one agent (the main agent or a sub-agent) of a session."""
 
     def __init__(self, session: Session, registry: ToolRegistry, agent_label: str | None = None,
-                 parent_tool_call_id: str | None = None) -> None:
+                 parent_tool_call_id: str | None = None, spawn_agent: SpawnAgent | None = None) -> None:
         self.session = session
         self.registry = registry
         self.agent_label = agent_label
         self.parent_tool_call_id = parent_tool_call_id  # the Task call a sub-agent runs under
+        self.spawn_agent = spawn_agent
 
     def is_concurrency_safe(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name)
@@ -149,19 +151,21 @@ class Dispatcher:
             })
 
         ctx = ToolContext(session=self.session, tool_call_id=call.id, agent_label=self.agent_label,
-                          _progress=progress)
+                          _progress=progress, spawn_agent=self.spawn_agent)
         try:
             if tool is None:
                 available = ", ".join(sorted(self.registry.names()))
                 raise ToolError(f"No tool named {call.name!r}. Available tools: {available}.")
             inp = parse_input(tool, call.input)
             await tool.validate(inp, ctx)
-            await run_pre_tool_use(ctx, tool.name, call.input)  # may block; its allow/ask feeds the gate
+            # May block; its allow/ask feeds the gate.
+            ctx.hook_verdict = await run_pre_tool_use(self.session, call.id, tool.name, call.input)
             await tool.check_permission(inp, ctx)
             await self.session.send_update({
                 "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress"})
             output = await tool.run(inp, ctx)
-            hook_note = await run_post_tool_use(ctx, tool.name, call.input, output.joined_text())
+            hook_note = await run_post_tool_use(self.session, call.id, tool.name, call.input,
+                                                output.joined_text())
             if hook_note:
                 output.blocks.append(TextBlock(hook_note))
         except ToolError as exc:

@@ -1,28 +1,10 @@
-"""Every built-in tool, listed once. A new tool: write ``sidecar/tools/<family>/<tool>.py`` and add it here."""
+"""The tools one agent may use (the built-in list is ``sidecar.tools.builtin``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sidecar.tools.base import Tool
-
-
-def builtin_tools() -> list[Tool[Any]]:
-    # Imports are local so that `sidecar check-command` and friends start fast.
-    from sidecar.tools.plan.exit_plan_mode import ExitPlanMode
-
-    tools: list[Tool[Any]] = [ExitPlanMode()]
-    from sidecar.tools.web import WebFetch, WebSearch
-    tools += [WebFetch(), WebSearch()]
-    from sidecar.tools.lsp.lsp import LSPTool
-    tools += [LSPTool()]
-    from sidecar.tools.files import file_tools
-    tools += file_tools()
-    from sidecar.tools.orchestration import orchestration_tools
-    tools += orchestration_tools()
-    from sidecar.tools.bash import bash_tools
-    tools += bash_tools()
-    return tools
 
 
 class ToolRegistry:

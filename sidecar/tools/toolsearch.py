@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -55,8 +56,8 @@ def deferred_tool_names(registry: ToolRegistry, session: Any) -> set[str]:
     if mode in ("off", "false", "0"):
         return set()
     if mode not in ("on", "true", "1", "always"):
-        core = session.services.get("core")
-        window = core.model_settings.context_window if core is not None else 200_000
+        model = session.services.get("model")
+        window = model.settings.context_window if model is not None else 200_000
         budget = int(_setting(session, "toolSearchBudget", "SIDECAR_TOOL_SEARCH_BUDGET") or window // 10)
         if estimate_tokens([t.api_definition() for t in candidates]) <= budget:
             return set()

@@ -121,15 +121,15 @@ class Checkpoints:
             self._written.pop(path, None)
 
     async def rewind(self, session: Any, params: dict[str, Any]) -> dict[str, Any]:
-        from sidecar.server.session import RpcError
+        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError, agent_error
 
         target = str(params.get("toMessageId") or "")
         index = next((i for i, cp in enumerate(self.checkpoints) if cp.message_id == target), None)
         if index is None:
             known = ", ".join(cp.message_id for cp in self.checkpoints) or "none"
-            raise RpcError(-32602, f"Unknown toMessageId {target!r}; this session's user messages: {known}")
+            raise RpcError(RESOURCE_NOT_FOUND, f"Unknown toMessageId {target!r}; this session's user messages: {known}")
         if session.prompt_task is not None and not session.prompt_task.done():
-            raise RpcError(-32000, "A prompt is running in this session; cancel it before rewinding")
+            raise agent_error("prompt_running", "A prompt is running in this session; cancel it before rewinding")
         restore_files = params.get("files", True) is not False
         restore_conversation = params.get("conversation", True) is not False
         # Earliest state per file across the rewound turns.
@@ -165,11 +165,12 @@ class Checkpoints:
         cp = self.checkpoints[index]
         if restore_conversation:
             if cp.history_length < 0:
-                raise RpcError(-32000, "The conversation was compacted since that message, so it cannot be "
-                                       "rewound; files were " + ("restored" if restored else "left as they are"))
+                raise agent_error("rewind_unavailable",
+                                  "The conversation was compacted since that message, so it cannot be rewound; "
+                                  "files were " + ("restored" if restored else "left as they are"))
             truncated_to = cp.history_length
             del session.history[truncated_to:]
-            session.store.append(session.id, {"type": "truncate", "length": truncated_to})
+            session.log.truncate(truncated_to)
             del self.checkpoints[index:]
         else:
             for later in self.checkpoints[index:]:

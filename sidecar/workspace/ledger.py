@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 
 STREAM_THRESHOLD = 16 * 1024 * 1024
 SAMPLE = 64 * 1024

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import unquote, urlsplit
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 
 if TYPE_CHECKING:
-    from sidecar.server.session import Session
+    from sidecar.session import Session
 
 # Characters NFKC leaves alone that render like "/" or "." (Unicode confusables for path syntax).
 _CONFUSABLES = {

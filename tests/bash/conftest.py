@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from sidecar.server.session import Session
-from sidecar.server.store import SessionStore
+from sidecar.permissions.gate import govern
+from sidecar.session import Session
+from sidecar.store import SessionStore
 from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext
 
@@ -45,9 +46,9 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest_asyncio.fixture
 async def session(workspace: Path, tmp_path: Path) -> AsyncIterator[Session]:
-    s = Session(
+    s = govern(Session(
         id="sess_bashtest", cwd=workspace, channel=RecordingChannel(), store=SessionStore(tmp_path / "store")
-    )
+    ))
     yield s
     await shells_of(s).close()
 

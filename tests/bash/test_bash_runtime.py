@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.server.session import Session
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
+from sidecar.session import Session
 from sidecar.tools.bash.bash import Bash, BashInput
 from sidecar.tools.bash.bash_output import BashOutput, BashOutputInput
 from sidecar.tools.bash.kill_shell import KillShell, KillShellInput

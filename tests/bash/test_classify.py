@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.tools.bash.classify import Where, analyze
-from sidecar.tools.bash.parse import parse
+from sidecar.shell.classify import Where, analyze
+from sidecar.shell.parse import parse
 
 WS = Path("/work/project")
 WHERE = Where(WS, home=Path("/home/u"))

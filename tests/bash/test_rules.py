@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.tools.bash.rules import bash_rule_matches, suggest_rule
+from sidecar.shell.rules import bash_rule_matches, suggest_rule
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.server.session import Session
-from sidecar.server.store import SessionStore
+from sidecar.permissions.gate import govern
+from sidecar.session import Session
+from sidecar.store import SessionStore
+from sidecar.tools.builtin import file_tools
 from sidecar.tools.dispatch import Dispatcher, ToolCall
-from sidecar.tools.files import file_tools
 from sidecar.tools.registry import ToolRegistry
 
 
@@ -42,8 +43,8 @@ _ids = itertools.count(1)
 class Agent:
     def __init__(self, root: Path, tmp: Path, mode: str = "default") -> None:
         self.channel = RecordingChannel()
-        self.session = Session(id=f"sess_test{next(_ids)}", cwd=root, channel=self.channel,
-                               store=SessionStore(tmp / "store"))
+        self.session = govern(Session(id=f"sess_test{next(_ids)}", cwd=root, channel=self.channel,
+                               store=SessionStore(tmp / "store")))
         self.session.mode = mode  # type: ignore[assignment]
         self.dispatcher = Dispatcher(self.session, ToolRegistry(file_tools()))
 

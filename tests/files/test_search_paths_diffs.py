@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 from sidecar.workspace.diffs import apply_hunks, make_diff
 from sidecar.workspace.paths import resolve_path
 from tests.files.helpers import Agent

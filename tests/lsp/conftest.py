@@ -10,8 +10,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from sidecar.server.session import RpcError, Session
-from sidecar.server.store import SessionStore
+from sidecar.errors import RpcError
+from sidecar.permissions.gate import govern
+from sidecar.session import Session
+from sidecar.store import SessionStore
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.lsp import LSPInput, LSPTool
 
@@ -53,8 +55,8 @@ def copy_fixtures(dest: Path) -> Path:
 
 
 def make_session(cwd: Path, store_dir: Path, channel: EditorChannel | None = None) -> Session:
-    return Session(id=f"sess_lsptest{next(_ids)}", cwd=cwd, channel=channel or EditorChannel(),
-                   store=SessionStore(store_dir))
+    return govern(Session(id=f"sess_lsptest{next(_ids)}", cwd=cwd, channel=channel or EditorChannel(),
+                   store=SessionStore(store_dir)))
 
 
 async def run_lsp(session: Session, operation: str, file_path: str | Path, line: int = 1, character: int = 1,

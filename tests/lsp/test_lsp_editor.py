@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.diagnostics import diagnostics_after_edit, diagnostics_snapshot
 from tests.lsp.conftest import EditorChannel, copy_fixtures, isolated_home, make_session, run_lsp

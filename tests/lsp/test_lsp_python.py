@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from sidecar.server.session import Session
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
+from sidecar.session import Session
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.diagnostics import diagnostics_after_edit, diagnostics_snapshot
 from sidecar.tools.lsp.servers import language_servers

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 from sidecar.tools.lsp.servers import (
     DEFAULT_SERVERS,
     LanguageServers,

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from sidecar.agent.config import DEFAULT_MODEL
+from sidecar.model.settings import DEFAULT_MODEL
 from sidecar.testing.scripted_server import ScriptedModelServer
 from tests.orchestration.conftest import MakeSidecar, result_text
 
@@ -69,3 +69,22 @@ async def test_notify_when_the_panel_is_hidden(make_sidecar: MakeSidecar, worksp
     assert sent[0]["message"] == "The agent has a question for you"
     assert sent[1]["message"].startswith("Approval needed: ") and "new.txt" in sent[1]["message"]
     assert sent[2]["message"] == "The agent finished (end_turn)"
+
+
+async def test_config_model_changes_only_its_own_session(make_sidecar: MakeSidecar, workspace: Path,
+                                                         model_server: ScriptedModelServer) -> None:
+    harness = await make_sidecar()
+    model_server.add_turns([
+        {"content": [use("Config", setting="model", value="claude-other-model")]},
+        {"content": [{"type": "text", "text": "switched"}]},
+        {"content": [{"type": "text", "text": "b answers"}]},
+        {"content": [{"type": "text", "text": "a answers"}]},
+    ])
+    first = await harness.new_session(workspace)
+    second = await harness.new_session(workspace)
+    assert await harness.prompt(first, "use the other model") == "end_turn"
+    assert await harness.prompt(second, "hello from b") == "end_turn"
+    assert await harness.prompt(first, "hello again from a") == "end_turn"
+    models = [r.body["model"] for r in model_server.message_requests()]
+    # The request after the change (same turn), then session b, then session a again.
+    assert models == [DEFAULT_MODEL, "claude-other-model", DEFAULT_MODEL, "claude-other-model"]

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sidecar.agent.config import DEFAULT_SMALL_MODEL
+from sidecar.model.settings import DEFAULT_SMALL_MODEL
 from sidecar.testing.scripted_server import RecordedRequest, ScriptedModelServer
 from tests.orchestration.conftest import MakeSidecar, result_text
 

@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from sidecar.server.session import Session
+from sidecar.permissions.gate import govern
+from sidecar.session import Session
 from sidecar.tools.context import ToolContext
 
 Responder = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -71,8 +72,8 @@ def write_settings(path: Path, data: dict[str, Any]) -> None:
 
 def make_session(cwd: Path, channel: ScriptedChannel | None = None, mode: str = "default") -> Session:
     store = MemoryStore(cwd.parent / "store")
-    session = Session(id="sess_test", cwd=cwd, channel=channel or ScriptedChannel(),
-                      store=store)  # type: ignore[arg-type]
+    session = govern(Session(id="sess_test", cwd=cwd, channel=channel or ScriptedChannel(),
+                      store=store))  # type: ignore[arg-type]
     if mode != "default":
         session.mode = mode  # type: ignore[assignment]
     return session

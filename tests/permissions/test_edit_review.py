@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from sidecar.errors import ToolError
 from sidecar.permissions.review import review_edit
-from sidecar.tools.base import ToolError
 from tests.permissions.perm_support import ScriptedChannel, ctx_of, make_session
 
 REVIEW_CAPS = {"_meta": {"sidecar": {"reviewEdit": True}}}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.errors import ToolError
 from sidecar.permissions.hooks import (
     matcher_matches,
     run_post_tool_use,
@@ -16,7 +17,6 @@ from sidecar.permissions.hooks import (
     run_user_prompt_submit,
 )
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import ToolError
 from sidecar.tools.plan.exit_plan_mode import ExitPlanMode, ExitPlanModeInput
 from tests.permissions.perm_support import ScriptedChannel, ctx_of, make_session, write_settings
 

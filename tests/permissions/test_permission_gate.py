@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.permissions.gate import HOOK_DECISION_KEY, HookVerdict
+from sidecar.errors import ToolError
+from sidecar.permissions.gate import HookVerdict
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import ToolError
 from tests.permissions.perm_support import ScriptedChannel, ctx_of, make_session, write_settings
 
 
@@ -163,7 +163,7 @@ async def test_a_hook_allow_skips_the_question_but_never_a_deny_rule(project: Pa
     write_settings(project / ".claude/settings.json", {"permissions": {"deny": ["Bash(curl *)"]}})
     session = make_session(project)
     ctx = ctx_of(session)
-    ctx.extra[HOOK_DECISION_KEY] = HookVerdict("allow", "trusted by hook")
+    ctx.hook_verdict = HookVerdict("allow", "trusted by hook")
     assert (await session.permissions.require(bash("make build"), ctx)).decided_by == "hook"
     with pytest.raises(ToolError, match=r"denied by rule Bash\(curl \*\) in \.claude/settings\.json"):
         await session.permissions.require(bash("curl http://example.com"), ctx)
@@ -188,30 +188,19 @@ async def test_client_settings_are_a_source(project: Path) -> None:
     assert (decision.verdict, decision.source) == ("deny", "client")
 
 
-class LspChannel(ScriptedChannel):
-    """Shaped like the LSP transport's channel: it can show message requests."""
+class OwnAskingChannel(ScriptedChannel):
+    """A transport with its own way to ask (as the LSP channel has for plain LSP clients)."""
 
-    def supports_message_request(self) -> bool:
-        return True
+    async def request_permission(self, params: dict[str, Any]) -> Any:
+        self.requests.append(("own/request_permission", params))
+        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
 
-async def test_plain_lsp_client_is_asked_with_show_message_request(project: Path) -> None:
-    channel = LspChannel()  # no ACP client capabilities: a plain LSP client
-
-    async def pick(method: str, params: dict[str, Any]) -> Any:
-        assert method == "window/showMessageRequest"
-        assert params["actions"][0]["title"] == "Allow once"
-        assert "make deploy" in params["message"]
-        return {"title": "Allow once"}
-    channel.responder = pick
+async def test_a_channel_that_asks_its_own_way_is_used_for_permissions(project: Path) -> None:
+    channel = OwnAskingChannel()
     session = make_session(project, channel)
     await session.permissions.require(bash("make deploy"), ctx_of(session))
-    assert channel.methods() == ["window/showMessageRequest"]
-
-
-async def test_sidecar_extension_over_lsp_gets_acp_permission_requests(project: Path) -> None:
-    channel = LspChannel({"fs": {"readTextFile": True}, "_meta": {"sidecar": {"reviewEdit": True}}})
-    channel.answer_with("allow_once")
-    session = make_session(project, channel)
-    await session.permissions.require(bash("make deploy"), ctx_of(session))
-    assert channel.methods() == ["session/request_permission"]
+    assert channel.methods() == ["own/request_permission"]
+    asked = channel.requests[0][1]
+    assert asked["toolCall"]["rawInput"]["command"] == "make deploy"
+    assert [o["optionId"] for o in asked["options"]][:1] == ["allow_once"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sidecar.testing.scripted_server import ScriptedModelServer
-from sidecar.tools.registry import builtin_tools
+from sidecar.tools.builtin import builtin_tools
 from tests.conftest import Harness, start_harness
 
 OLD = "".join(f"line {i}\n" for i in range(1, 21))

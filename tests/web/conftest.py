@@ -18,8 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from sidecar.server.session import Session
-from sidecar.server.store import SessionStore
+from sidecar.permissions.gate import govern
+from sidecar.session import Session
+from sidecar.store import SessionStore
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
 from sidecar.tools.registry import ToolRegistry
 from sidecar.tools.web import WebFetch, WebSearch
@@ -173,7 +174,7 @@ def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakeEnv:
             json.dumps({"permissions": {"allow": allow or [], "deny": deny or []}}))
         channel = FakeChannel(answer=answer)
         store = SessionStore(tmp_path / "sessions")
-        session = Session(id=f"sess_web{next(counter)}", cwd=ws, channel=channel, store=store)
+        session = govern(Session(id=f"sess_web{next(counter)}", cwd=ws, channel=channel, store=store))
         services = WebServices(settings=WebSettings(**settings))
         if resolver is not None:
             services.resolver = resolver

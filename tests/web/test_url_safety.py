@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 from sidecar.tools.web.url_safety import classify, parse_ipv4_loose, parse_url, with_scheme
 
 

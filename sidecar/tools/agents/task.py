@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
+from sidecar.errors import ToolError
 from sidecar.tools.agents.definitions import BUILT_IN, AgentType
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
-from sidecar.tools.context import ToolContext
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.context import SubAgent, SubAgentSpec, ToolContext
 
 if TYPE_CHECKING:
     from sidecar.tools.registry import ToolRegistry
@@ -89,19 +90,17 @@ class Task(Tool[TaskInput]):
         """Starting an agent needs no approval: each of its tool calls is governed on its own."""
 
     async def run(self, inp: TaskInput, ctx: ToolContext) -> ToolOutput:
-        from sidecar.agent.loop import AgentLoop, Conversation
-
+        if ctx.spawn_agent is None:
+            raise ToolError("Sub-agents are not available here. Do the work yourself with your tools.")
         session = ctx.session
         agent = self.agents[inp.subagent_type]
         registry = self.registry if self.registry is not None else session.services["registry"]
-        tools = registry.restricted_to(agent.tool_names(registry.names()))
-        core = session.services["core"]
         label = f"{agent.name}: {inp.description}"
         system = (f"{session.services['system_prompt']}\n\n<agent-instructions type=\"{agent.name}\">\n"
                   f"{agent.prompt}\n</agent-instructions>")
-        loop = AgentLoop(session, tools, core.model, system, Conversation(), label=label,
-                         model_name=model_for(agent, core.model.settings), stream_to_client=False,
-                         parent_tool_call_id=ctx.tool_call_id)
+        loop = ctx.spawn_agent(SubAgentSpec(tool_names=agent.tool_names(registry.names()), system_prompt=system,
+                                            label=label, parent_tool_call_id=ctx.tool_call_id,
+                                            model_name=model_for(agent, session.services["model"].settings)))
         session.audit("subagent_start", toolCallId=ctx.tool_call_id, agent=agent.name, label=label)
         if inp.run_in_background:
             agents: BackgroundAgents = session.service("background_agents", BackgroundAgents)
@@ -112,11 +111,11 @@ class Task(Tool[TaskInput]):
         await ctx.progress(f"Running {label}…")
         return await self._finish(loop, agent, ctx, label, inp.prompt)
 
-    async def _finish(self, loop: Any, agent: AgentType, ctx: ToolContext, label: str, prompt: str) -> ToolOutput:
+    async def _finish(self, loop: SubAgent, agent: AgentType, ctx: ToolContext, label: str,
+                      prompt: str) -> ToolOutput:
         session = ctx.session
         stop = await loop.run([{"type": "text", "text": prompt}])
-        calls = sum(1 for m in loop.conversation.messages if m["role"] == "user"
-                    for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+        calls = loop.tool_call_count()
         session.audit("subagent_end", toolCallId=ctx.tool_call_id, agent=agent.name, stop=stop, tool_calls=calls)
         report = loop.last_text.strip()
         if stop != "end_turn":

@@ -7,8 +7,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from sidecar.errors import ToolError
 from sidecar.tools.agents.task import BackgroundAgents
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 

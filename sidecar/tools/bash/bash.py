@@ -14,11 +14,12 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.shell.classify import Analysis, Where, analyze
+from sidecar.shell.rules import suggest_rule
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.bash import runner, sandbox
 from sidecar.tools.bash.check_command import bash_request
-from sidecar.tools.bash.classify import Analysis, Where, analyze
-from sidecar.tools.bash.rules import suggest_rule
 from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext
 
@@ -104,13 +105,13 @@ class Bash(Tool[BashInput]):
                 f"this command is refused in every mode: {analysis.catastrophic}. "
                 "Do not try to run it another way"
             )
-        ctx.extra["bash_analysis"] = analysis
+        ctx.prepared = analysis
         await ctx.permissions.require(request, ctx)
 
     # ---- execution + presentation ---------------------------------------------------------
     async def run(self, inp: BashInput, ctx: ToolContext) -> ToolOutput:
         shells = shells_of(ctx.session)
-        analysis: Analysis = ctx.extra.get("bash_analysis") or self._analysis(inp, ctx)
+        analysis: Analysis = ctx.prepared or self._analysis(inp, ctx)
         notes: list[str] = []
         policy = shells.sandbox_policy(
             network=analysis.worst == "network" or any(s.cls == "network" for s in analysis.subcommands)

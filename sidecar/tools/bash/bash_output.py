@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.bash import runner
 from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext

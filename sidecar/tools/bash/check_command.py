@@ -22,7 +22,7 @@ from typing import Any
 
 from sidecar.permissions.request import PermissionRequest
 from sidecar.permissions.rules import PathContext, Rule, evaluate
-from sidecar.tools.bash.classify import Analysis, Where, analyze
+from sidecar.shell.classify import Analysis, Where, analyze
 
 
 @dataclass

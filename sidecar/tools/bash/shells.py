@@ -21,7 +21,7 @@ from sidecar.secrets import scrubbed_env
 from sidecar.tools.bash import runner, sandbox
 
 if TYPE_CHECKING:
-    from sidecar.server.session import Session
+    from sidecar.session import Session
 
 
 @dataclass
@@ -35,7 +35,7 @@ class BackgroundShell:
 def session_setting(session: Session, *keys: str) -> Any:
     """The first value at ``keys`` in the session's settings sources (highest precedence first)."""
     try:
-        sources = session.permissions.settings.sources  # type: ignore[attr-defined]
+        sources = session.permissions.settings.sources
     except Exception:
         return None
     for src in sources:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import ToolError
 from sidecar.tools.context import ToolContext
 from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.ledger import ReadLedger
@@ -29,7 +29,7 @@ def ledger_of(ctx: ToolContext) -> ReadLedger:
 
 def resolved(ctx: ToolContext, raw: str, field: str = "file_path") -> ResolvedPath:
     """Canonicalise once per call (validate, check_permission and run share the result)."""
-    cache: dict[str, ResolvedPath] = ctx.extra.setdefault("resolved_paths", {})
+    cache: dict[str, ResolvedPath] = ctx.resolved_paths
     if raw not in cache:
         cache[raw] = resolve_path(raw, ctx.session, field=field)
     return cache[raw]

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from sidecar.tools.base import TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.tools.base import TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.common import require_read, resolved
 from sidecar.tools.files.glob import newest_first, rg_binary

@@ -17,7 +17,8 @@ from typing import Any
 
 from pydantic import Field
 
-from sidecar.tools.base import ImageBlock, Location, TextBlock, Tool, ToolError, ToolInput, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.tools.base import ImageBlock, Location, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.common import (
     ledger_of,

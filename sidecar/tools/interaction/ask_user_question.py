@@ -18,8 +18,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 log = logging.getLogger(__name__)
@@ -127,11 +128,10 @@ Answers = dict[str, list[str]]
 
 
 async def ask_via_extension(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
-    from sidecar.server.session import RpcError
+    from sidecar.errors import RpcError
 
     try:
-        result = await ctx.session.channel.request("_sidecar/ask_user", {
-            "sessionId": ctx.session.id, "toolCallId": ctx.tool_call_id, "questions": questions})
+        result = await ctx.session.client.ask_user({"toolCallId": ctx.tool_call_id, "questions": questions})
     except RpcError as exc:
         raise ToolError(f"The editor could not show the question ({exc.message}). Ask the user in plain text "
                         "in your reply instead, and end your turn.") from None
@@ -154,7 +154,7 @@ def _has_form_elicitation(ctx: ToolContext) -> bool:
 
 async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
     """ACP ``elicitation/create``, form mode: per question a choice property and an optional free-text one."""
-    from sidecar.server.session import RpcError
+    from sidecar.errors import RpcError
 
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -173,7 +173,7 @@ async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]])
               "message": "\n".join(q["question"] for q in questions),
               "requestedSchema": {"type": "object", "properties": properties, "required": required}}
     try:
-        result = await ctx.session.channel.request("elicitation/create", params)
+        result = await ctx.session.client.elicit(params)
     except RpcError as exc:
         log.warning("elicitation/create failed (%s); falling back to permission options", exc.message)
         return await ask_via_permission(ctx, questions)

@@ -1,7 +1,7 @@
 """Brief: switch concise output on or off for the rest of the session.
 
 While on, every user turn carries a short reminder to answer briefly (``session.add_notice`` at the
-start of the turn, from ``sidecar.orchestration``), so the setting survives compaction.
+start of the turn, from ``sidecar.features``), so the setting survives compaction.
 """
 
 from __future__ import annotations

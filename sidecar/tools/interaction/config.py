@@ -11,8 +11,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 Setting = Literal["model", "smallModel", "permissionMode", "brief"]
@@ -31,11 +32,11 @@ class ConfigInput(ToolInput):
 
 
 def current(ctx: ToolContext, setting: str) -> Any:
-    core = ctx.session.services.get("core")
+    model = ctx.session.services.get("model")
     if setting == "model":
-        return core.model_settings.model if core else None
+        return model.settings.model if model else None
     if setting == "smallModel":
-        return core.model_settings.small_model if core else None
+        return model.settings.small_model if model else None
     if setting == "permissionMode":
         return ctx.session.mode
     return bool(ctx.session.services.get("brief", False))
@@ -79,16 +80,15 @@ class Config(Tool[ConfigInput]):
         old = current(ctx, inp.setting)
         if inp.value is None:
             return ToolOutput.text(f"{inp.setting} = {old}")
-        core = session.services.get("core")
+        # The session's own model client: a change here leaves every other session's model as it was.
+        model = session.services.get("model")
         value: Any = inp.value
-        if inp.setting == "model" and core is not None:
-            core.model_settings.model = str(value)
-        elif inp.setting == "smallModel" and core is not None:
-            core.model_settings.small_model = str(value)
+        if inp.setting == "model" and model is not None:
+            model.settings.model = str(value)
+        elif inp.setting == "smallModel" and model is not None:
+            model.settings.small_model = str(value)
         elif inp.setting == "permissionMode":
-            session.mode = value
-            session.store.append(session.id, {"type": "mode", "mode": value})
-            await session.send_update({"sessionUpdate": "current_mode_update", "currentModeId": value})
+            await session.set_mode(value, by="Config")
         elif inp.setting == "brief":
             value = value if isinstance(value, bool) else str(value).lower() == "true"
             session.services["brief"] = value

@@ -11,7 +11,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 Status = Literal["pending", "in_progress", "completed"]
@@ -71,7 +72,7 @@ class TodoWrite(Tool[TodoWriteInput]):
     async def run(self, inp: TodoWriteInput, ctx: ToolContext) -> ToolOutput:
         todos = [t.model_dump() for t in inp.todos]
         ctx.session.services["todos"] = todos
-        ctx.session.store.append(ctx.session.id, {"type": "todos", "todos": todos})
+        ctx.session.log.todos(todos)
         await ctx.session.send_update(plan_update(todos))
         done = sum(1 for t in todos if t["status"] == "completed")
         text = ("Todos have been modified successfully. Ensure that you continue to use the todo list to track "

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from sidecar.tools.base import TextBlock, ToolError, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.tools.base import TextBlock, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.workspace.paths import display_path
 
@@ -124,7 +125,7 @@ async def _current(ctx: ToolContext, path: Path, time_limit: float, settle: floa
 
 async def _from_editor(ctx: ToolContext, path: Path) -> Diagnostics | None:
     uri = path.as_uri()
-    answer = await ctx.session.channel.request("_sidecar/diagnostics", {"uris": [uri]})
+    answer = await ctx.session.client.diagnostics([uri])
     items = answer.get("items") if isinstance(answer, dict) else None
     if not isinstance(items, list):
         return None

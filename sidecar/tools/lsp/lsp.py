@@ -25,9 +25,9 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import Field
 
+from sidecar.errors import RpcError, ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.server.session import RpcError
-from sidecar.tools.base import Location, Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.base import Location, Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.ignore import IgnoreMatcher
 from sidecar.workspace.paths import display_path, resolve_path
@@ -204,7 +204,7 @@ def _editor_backend(ctx: ToolContext) -> Backend:
         if "item" in params:
             wire["item"] = params["item"]
         try:
-            answer = await ctx.session.channel.request("_sidecar/lsp_query", wire)
+            answer = await ctx.session.client.lsp_query(wire)
         except RpcError as exc:
             raise ToolError(f"The editor could not answer {operation}: {exc.message}. Make sure a "
                             "language extension for this file type is installed and active, or use "

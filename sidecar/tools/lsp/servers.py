@@ -33,12 +33,12 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 
 if TYPE_CHECKING:
     import cattrs
 
-    from sidecar.server.session import Session
+    from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 

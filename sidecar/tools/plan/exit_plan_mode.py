@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 
@@ -76,10 +77,7 @@ class ExitPlanMode(Tool[ExitPlanModeInput]):
                 msg += f" The user said: {answer.feedback}"
             raise ToolError(msg + " Keep researching with read-only tools and present a revised plan with "
                             "ExitPlanMode.")
-        session.mode = "acceptEdits" if chosen == "acceptEdits" else "default"
-        session.store.append(session.id, {"type": "mode", "mode": chosen})
-        session.audit("mode", mode=chosen, by="ExitPlanMode")
-        await session.send_update({"sessionUpdate": "current_mode_update", "currentModeId": chosen})
+        await session.set_mode("acceptEdits" if chosen == "acceptEdits" else "default", by="ExitPlanMode")
         how = ("Edits will be applied without asking" if chosen == "acceptEdits"
                else "The user will approve each edit")
         return ToolOutput.text(f"The user approved your plan and the session left plan mode ({chosen}). "

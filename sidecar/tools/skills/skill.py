@@ -22,8 +22,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from sidecar.errors import ToolError
 from sidecar.tools.agents.frontmatter import split_frontmatter
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolKind, ToolOutput
+from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 from sidecar.tools.web.services import WebServices
 from sidecar.tools.web.url_safety import Target, parse_url, resolve_checked
 

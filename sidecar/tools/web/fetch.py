@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import Field
 
+from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolOutput
+from sidecar.tools.base import Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.web import llm
 from sidecar.tools.web.cache import CachedPage
@@ -128,12 +129,12 @@ class WebFetch(Tool[WebFetchInput]):
         return True
 
     async def validate(self, inp: WebFetchInput, ctx: ToolContext) -> None:
-        ctx.extra["web.target"] = resolve_target(inp.url, ctx)
+        ctx.prepared = resolve_target(inp.url, ctx)
         if not inp.prompt.strip():
             raise ToolError("`prompt` is empty. Say what you want to learn from the page.")
 
     async def check_permission(self, inp: WebFetchInput, ctx: ToolContext) -> None:
-        cached = ctx.extra.get("web.target")
+        cached = ctx.prepared
         target = cached if isinstance(cached, Target) else resolve_target(inp.url, ctx)
         host = target.host
         request = PermissionRequest(

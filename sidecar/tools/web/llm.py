@@ -1,10 +1,10 @@
-"""The two model calls the web tools make, through the project's model client (``sidecar.agent.model``).
+"""The two model calls the web tools make, through the project's model client (``sidecar.model.client``).
 
 - ``extract``: the small fast model answers WebFetch's ``prompt`` from the page's Markdown.
 - ``server_search``: one Messages call offering the API's server-side ``web_search`` tool; the stream's
   ``server_tool_use`` and ``web_search_tool_result`` blocks are reported as progress as they complete.
 
-The client is the session's (``services["model"]`` or the server core's) when there is one, else one
+The client is the session's (``services["model"]``) when there is one, else one
 built from the environment (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``, ``SIDECAR_SMALL_MODEL``)
 with few retries.
 """
@@ -16,8 +16,8 @@ import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from sidecar.agent.config import ModelSettings
-from sidecar.agent.model import ModelClient, ModelReply, StreamCallbacks
+from sidecar.model.client import ModelClient, ModelReply, StreamCallbacks
+from sidecar.model.settings import ModelSettings
 
 WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
 MAX_SEARCH_USES = 5
@@ -26,10 +26,10 @@ MAX_SEARCH_USES = 5
 @contextlib.asynccontextmanager
 async def model_client(session: Any) -> AsyncIterator[ModelClient]:
     """The shared client when there is one; else a short-lived one, closed after the call."""
-    for shared in (session.services.get("model"), getattr(session.services.get("core"), "model", None)):
-        if isinstance(shared, ModelClient):
-            yield shared
-            return
+    shared = session.services.get("model")
+    if isinstance(shared, ModelClient):
+        yield shared
+        return
     settings = dataclasses.replace(ModelSettings.from_env(), max_retries=2, max_backoff_s=5.0)
     client = ModelClient(settings)
     try:

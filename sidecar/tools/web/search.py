@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import Field
 
-from sidecar.tools.base import Tool, ToolError, ToolInput, ToolOutput
+from sidecar.errors import ToolError
+from sidecar.tools.base import Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.web import ddg, llm
 from sidecar.tools.web.services import web_services

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from sidecar.tools.base import ToolError
+from sidecar.errors import ToolError
 
 # httpx is imported where it is used: its import pulls in its CLI (rich, click, pygments), about a second.
 

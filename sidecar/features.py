@@ -1,21 +1,24 @@
-"""Wires the orchestration features into sessions without editing the session core.
+"""The features a session gets beyond the protocol, attached to the core's named extension points.
 
-``install(core)`` is called once by ``SessionCore``. It adds a session-start hook (agent types, tool
-search, the observed read ledger with checkpoints and nested memory, compaction, MCP servers, skills,
-slash commands), wraps ``session/prompt`` (slash commands, a checkpoint per user turn, the user message
-id in the response's ``_meta``, notifications) and adds ``_sidecar/panel_visibility``.
+``attach(core)`` is called once by the composition root (``sidecar.app.build_core``). It adds:
+
+- on session start: agent types, tool search, the observed read ledger with checkpoints and nested
+  memory, compaction, MCP servers, skills, the slash-command list;
+- before a prompt: slash commands (``/compact``, ``/clear``, ``/model``, ``/<skill>``), the brief-mode
+  notice, a checkpoint per user turn (its id goes back in the result's ``_meta.sidecar.userMessageId``);
+- after a prompt: the "turn finished" notification;
+- the ``_sidecar/panel_visibility`` method.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sidecar.server.session import ClientChannel, RpcError, Session, sidecar_capability
-
-if TYPE_CHECKING:
-    from sidecar.server.core import SessionCore
+from sidecar.errors import agent_error
+from sidecar.server.core import PromptTurn, SessionCore
+from sidecar.session import ClientChannel, Session
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +30,14 @@ BUILTIN_COMMANDS = [
 ]
 
 
-def install(core: SessionCore) -> None:
-    core.on_session_start.append(lambda session: start_session(core, session))
-    original_prompt = core.methods["session/prompt"]
+def attach(core: SessionCore) -> None:
+    async def on_start(session: Session) -> None:
+        await start_session(core, session)
 
-    async def prompt(params: dict[str, Any], channel: ClientChannel) -> Any:
-        session = core.session(params.get("sessionId"))
-        busy = session.prompt_task is not None and not session.prompt_task.done()
-        command = slash_command(params.get("prompt") or [])
-        if command is not None and not busy:
+    async def before_prompt(turn: PromptTurn) -> dict[str, Any] | None:
+        session = turn.session
+        command = slash_command(turn.prompt)
+        if command is not None:
             name, argument = command
             handled = await run_command(core, session, name, argument)
             if handled is not None:
@@ -44,24 +46,26 @@ def install(core: SessionCore) -> None:
             if skill is not None:  # /<skill> args: the skill, loaded, is the prompt
                 from sidecar.tools.skills.skill import skill_prompt
 
-                params = {**params, "prompt": await skill_prompt(session, skill, argument)}
-        if session.services.get("brief") and not busy:
+                turn.prompt = await skill_prompt(session, skill, argument)
+        if session.services.get("brief"):
             from sidecar.tools.interaction.brief import BRIEF_NOTICE
 
             session.add_notice(BRIEF_NOTICE)
         checkpoints = session.services.get("checkpoints")
-        message_id = checkpoints.begin_turn() if checkpoints is not None and not busy else None
-        result = await original_prompt(params, channel)
-        if isinstance(result, dict) and message_id is not None:
-            result.setdefault("_meta", {}).setdefault("sidecar", {})["userMessageId"] = message_id
-        await notify(session, "turn_ended", f"The agent finished ({(result or {}).get('stopReason')})")
-        return result
+        if checkpoints is not None:
+            turn.meta["userMessageId"] = checkpoints.begin_turn()
+        return None
+
+    async def after_prompt(turn: PromptTurn, result: dict[str, Any]) -> None:
+        await notify(turn.session, "turn_ended", f"The agent finished ({result.get('stopReason')})")
 
     async def panel_visibility(params: dict[str, Any], channel: ClientChannel) -> None:
         channel.panel_visible = bool(params.get("visible", True))  # type: ignore[attr-defined]
 
-    core.methods["session/prompt"] = prompt
-    core.methods["_sidecar/panel_visibility"] = panel_visibility
+    core.on_session_start.append(on_start)
+    core.before_prompt.append(before_prompt)
+    core.after_prompt.append(after_prompt)
+    core.add_method("_sidecar/panel_visibility", panel_visibility)
 
 
 async def start_session(core: SessionCore, session: Session) -> None:
@@ -139,12 +143,12 @@ async def run_command(core: SessionCore, session: Session, name: str, argument: 
         try:
             done = await compact(agent, keep_tokens=0, instructions=argument)
         except Exception as exc:
-            raise RpcError(-32000, f"Compaction failed: {exc}") from None
+            raise agent_error("compaction_failed", f"Compaction failed: {exc}") from None
         text = "Conversation compacted." if done else "Nothing to compact yet."
         await session.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
         return {"stopReason": "end_turn"}
     if name == "model":
-        settings = core.model_settings
+        settings = session.services["model"].settings  # this session's, not the server's
         if argument:
             settings.model = argument
             session.audit("config", setting="model", new=argument)
@@ -181,11 +185,4 @@ def notify_on_permission_questions(session: Session) -> None:
 
 async def notify(session: Session, kind: str, message: str) -> None:
     """``_sidecar/notify`` when the client asked for it (``notify`` capability) and its panel is hidden."""
-    channel = session.channel
-    if not sidecar_capability(channel, "notify") or getattr(channel, "panel_visible", True):
-        return
-    try:
-        await channel.notify("_sidecar/notify", {"sessionId": session.id, "kind": kind, "message": message,
-                                                 "title": session.title or "Sidecar"})
-    except Exception:
-        log.debug("notify failed", exc_info=True)
+    await session.client.notify_user(kind, message, session.title or "Sidecar")

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sidecar.tools.bash.parse import ParsedCommand, Redirect, SimpleCommand, parse
+from sidecar.shell.parse import ParsedCommand, Redirect, SimpleCommand, parse
 
 CLASSES = (
     "read-only",

@@ -18,7 +18,7 @@ import re
 import shlex
 from functools import lru_cache
 
-from sidecar.tools.bash.classify import DESTRUCTIVE, WRITE
+from sidecar.shell.classify import DESTRUCTIVE, WRITE
 
 
 def _normalize(text: str) -> str:

@@ -9,6 +9,7 @@ repeats the model call; tools run after a complete message, so none runs twice.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import random
@@ -16,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sidecar.agent.config import ModelSettings
+from sidecar.model.settings import ModelSettings
 from sidecar.secrets import redact
 
 if TYPE_CHECKING:
@@ -97,12 +98,21 @@ def _describe(exc: BaseException) -> str:
 
 
 class ModelClient:
-    def __init__(self, settings: ModelSettings) -> None:
+    def __init__(self, settings: ModelSettings, *, shared: ModelClient | None = None) -> None:
         self.settings = settings
         self._client: anthropic.AsyncAnthropic | None = None
+        # The server-wide client whose connections this one uses (see ``for_session``).
+        self._shared = shared
+
+    def for_session(self) -> ModelClient:
+        """A client with its own copy of the settings, sharing this one's HTTP connections: a session
+        that changes its model (``/model``, the Config tool) changes no other session's."""
+        return ModelClient(dataclasses.replace(self.settings), shared=self._shared or self)
 
     @property
     def client(self) -> anthropic.AsyncAnthropic:
+        if self._shared is not None:
+            return self._shared.client
         if self._client is None:
             self._client = make_client(self.settings)
         return self._client

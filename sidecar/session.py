@@ -1,0 +1,221 @@
+"""One conversation: its roots, mode, history, services, the port back to its client and its log.
+
+Transport-free and tool-free: this module sits just above ``sidecar.errors`` and ``sidecar.store``.
+A Session talks to its client only through ``ClientPort`` (typed methods over the transport's
+``ClientChannel``) and writes its log only through ``SessionLog``. Services that higher layers attach
+(the permission gate, the read ledger, shells …) are set by the composition root, not created here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from sidecar.errors import RpcError
+from sidecar.store import SessionStore
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+
+class ClientChannel(Protocol):
+    """The way back to the editor. Implemented by each transport adapter.
+
+    A channel may also implement ``request_permission(params) -> outcome | None`` when the transport
+    has its own way to ask (the LSP channel falls back to ``window/showMessageRequest`` for a plain
+    LSP client); ``ClientPort.request_permission`` uses it when present.
+    """
+
+    client_capabilities: dict[str, Any]
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a request and await its result. Cancelling the awaiting task forgets the request
+        (a late reply is dropped, never a crash)."""
+        ...
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+
+def sidecar_capability(channel: ClientChannel, name: str) -> bool:
+    """Whether the client advertised ``clientCapabilities._meta.sidecar.<name>`` (DESIGN.md §3.3)."""
+    meta = channel.client_capabilities.get("_meta") or {}
+    sidecar = meta.get("sidecar") or {}
+    return bool(sidecar.get(name))
+
+
+class ClientPort:
+    """What the agent asks of the editor, one typed method per request (DESIGN.md §3.2, §3.3).
+
+    Every call site goes through here, never through raw method strings on the channel.
+    """
+
+    def __init__(self, session_id: str, channel: ClientChannel) -> None:
+        self.session_id = session_id
+        self.channel = channel
+
+    def capability(self, name: str) -> bool:
+        return sidecar_capability(self.channel, name)
+
+    async def update(self, update: dict[str, Any]) -> None:
+        await self.channel.notify("session/update", {"sessionId": self.session_id, "update": update})
+
+    async def request_permission(self, tool_call: dict[str, Any],
+                                 options: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """ACP ``session/request_permission``; the selected outcome dict, or None when cancelled/failed."""
+        params = {"sessionId": self.session_id, "toolCall": tool_call, "options": options}
+        own = getattr(self.channel, "request_permission", None)
+        try:
+            result = await own(params) if own is not None else await self.channel.request(
+                "session/request_permission", params)
+        except RpcError as exc:
+            log.warning("permission request failed: %s", exc.message)
+            return None
+        outcome = (result or {}).get("outcome") if isinstance(result, dict) else None
+        if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+            return None
+        return dict(outcome)
+
+    async def review_edit(self, params: dict[str, Any]) -> Any:
+        """``_sidecar/review_edit`` (only when the client advertised ``reviewEdit``)."""
+        return await self.channel.request("_sidecar/review_edit", {"sessionId": self.session_id, **params})
+
+    async def ask_user(self, params: dict[str, Any]) -> Any:
+        """``_sidecar/ask_user`` (only when the client advertised ``askUser``)."""
+        return await self.channel.request("_sidecar/ask_user", {"sessionId": self.session_id, **params})
+
+    async def elicit(self, params: dict[str, Any]) -> Any:
+        """ACP ``elicitation/create`` (clients that advertise ``elicitation``)."""
+        return await self.channel.request("elicitation/create", params)
+
+    async def lsp_query(self, params: dict[str, Any]) -> Any:
+        """``_sidecar/lsp_query``: the editor's own language servers answer."""
+        return await self.channel.request("_sidecar/lsp_query", params)
+
+    async def diagnostics(self, uris: list[str]) -> Any:
+        """``_sidecar/diagnostics`` for the given URIs."""
+        return await self.channel.request("_sidecar/diagnostics", {"uris": uris})
+
+    async def notify_user(self, kind: str, message: str, title: str) -> None:
+        """``_sidecar/notify`` when the client asked for it (``notify``) and its panel is hidden."""
+        # The editor's panel visibility is per connection (``_sidecar/panel_visibility`` sets it).
+        if not self.capability("notify") or getattr(self.channel, "panel_visible", True):
+            return
+        try:
+            await self.channel.notify("_sidecar/notify", {"sessionId": self.session_id, "kind": kind,
+                                                          "message": message, "title": title})
+        except Exception:
+            log.debug("notify failed", exc_info=True)
+
+
+class SessionLog:
+    """The session's JSONL log (``sidecar.store``): every write of a session goes through here."""
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self.store = store
+        self.session_id = session_id
+
+    def header(self, cwd: Path, additional_directories: list[Path]) -> None:
+        self.store.append(self.session_id, {"type": "session", "id": self.session_id, "cwd": str(cwd),
+                                            "additionalDirectories": [str(d) for d in additional_directories],
+                                            "created": time.time()})
+
+    def message(self, message: dict[str, Any]) -> None:
+        self.store.append(self.session_id, {"type": "message", "message": message})
+
+    def truncate(self, length: int) -> None:
+        """The conversation was cut back to its first ``length`` messages (rewind, compaction)."""
+        self.store.append(self.session_id, {"type": "truncate", "length": length})
+
+    def mode(self, mode: str) -> None:
+        self.store.append(self.session_id, {"type": "mode", "mode": mode})
+
+    def title(self, title: str) -> None:
+        self.store.append(self.session_id, {"type": "title", "title": title})
+
+    def todos(self, todos: list[dict[str, Any]]) -> None:
+        self.store.append(self.session_id, {"type": "todos", "todos": todos})
+
+    def audit(self, event: str, **fields: Any) -> None:
+        self.store.append(self.session_id, {"type": "audit", "event": event, "time": time.time(), **fields})
+
+
+@dataclass
+class Session:
+    id: str
+    cwd: Path
+    channel: ClientChannel
+    store: SessionStore
+    additional_directories: list[Path] = field(default_factory=list)
+    mode: Mode = "default"
+    # Conversation in Messages API shape: [{"role": ..., "content": [...]}].
+    history: list[dict[str, Any]] = field(default_factory=list)
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    title: str | None = None
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    # Short notices queued for the next model request ("X was modified ...").
+    pending_notices: list[str] = field(default_factory=list)
+    # Services added by higher layers (ledger, shells, lsp, todos ...), keyed by name.
+    services: dict[str, Any] = field(default_factory=dict)
+    prompt_task: asyncio.Task[Any] | None = None
+    cancel_requested: bool = False
+    # The permission gate (``sidecar.permissions.gate.PermissionGate``), attached by the core: the gate
+    # lives above the session, so it is typed where it is used (``ToolContext.permissions``).
+    permissions: Any = None
+
+    def __post_init__(self) -> None:
+        self.cwd = self.cwd.resolve()
+        self.client = ClientPort(self.id, self.channel)
+        self.log = SessionLog(self.store, self.id)
+
+    # ---- workspace --------------------------------------------------------------------
+    @property
+    def roots(self) -> list[Path]:
+        return [self.cwd, *[d.resolve() for d in self.additional_directories]]
+
+    def within_roots(self, path: Path) -> bool:
+        return any(path == r or path.is_relative_to(r) for r in self.roots)
+
+    def service(self, name: str, factory: Any) -> Any:
+        """Get or lazily create a per-session service (e.g. ``service("ledger", ReadLedger)``)."""
+        if name not in self.services:
+            self.services[name] = factory(self) if callable(factory) else factory
+        return self.services[name]
+
+    def add_notice(self, text: str) -> None:
+        if text not in self.pending_notices:
+            self.pending_notices.append(text)
+
+    # ---- talking to the client --------------------------------------------------------
+    async def send_update(self, update: dict[str, Any]) -> None:
+        await self.client.update(update)
+
+    def has_client_capability(self, name: str) -> bool:
+        return self.client.capability(name)
+
+    async def set_mode(self, mode: Mode, *, by: str = "user") -> None:
+        """The one way to change the mode: state, log, audit, and the client told."""
+        self.mode = mode
+        self.log.mode(mode)
+        self.log.audit("mode", mode=mode, by=by)
+        await self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+
+    # ---- persistence ------------------------------------------------------------------
+    def append_message(self, message: dict[str, Any]) -> None:
+        self.history.append(message)
+        self.updated_at = time.time()
+        self.log.message(message)
+
+    def audit(self, event: str, **fields: Any) -> None:
+        self.log.audit(event, **fields)
+
+
+def new_session_id() -> str:
+    return f"sess_{uuid.uuid4().hex[:16]}"
