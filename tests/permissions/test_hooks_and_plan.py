@@ -11,6 +11,7 @@ import pytest
 from sidecar.errors import ToolError
 from sidecar.permissions.hooks import (
     matcher_matches,
+    run_event,
     run_post_tool_use,
     run_pre_tool_use,
     run_stop,
@@ -42,13 +43,13 @@ async def test_exit_code_2_blocks_with_stderr_for_the_model(project: Path) -> No
           matcher="Bash")
     session = make_session(project)
     with pytest.raises(ToolError) as err:
-        await run_pre_tool_use(ctx_of(session), "Bash", {"command": "rm -rf build"})
+        await run_pre_tool_use(session, "toolu_1", "Bash", {"command": "rm -rf build"})
     assert err.value.message.startswith("A PreToolUse hook blocked this Bash call: no rm here\n")
     payload = json.loads((project / "payload.json").read_text())
     assert payload["tool_name"] == "Bash" and payload["tool_input"] == {"command": "rm -rf build"}
     assert payload["hook_event_name"] == "PreToolUse" and payload["cwd"] == str(project)
     # other tools are not matched
-    await run_pre_tool_use(ctx_of(session), "Read", {"file_path": "/x"})
+    assert await run_pre_tool_use(session, "toolu_2", "Read", {"file_path": "/x"}) is None
 
 
 async def test_json_allow_skips_the_question_but_not_a_deny_rule(project: Path) -> None:
@@ -61,7 +62,7 @@ async def test_json_allow_skips_the_question_but_not_a_deny_rule(project: Path) 
     session = make_session(project)  # asks nobody: the channel would fail on any request
     for command, ok in (("make build", True), ("git push origin main", False)):
         ctx = ctx_of(session)
-        await run_pre_tool_use(ctx, "Bash", {"command": command})
+        ctx.hook_verdict = await run_pre_tool_use(session, ctx.tool_call_id, "Bash", {"command": command})
         req = PermissionRequest(tool_name="Bash", access="execute", title=command, raw_input={},
                                 rule_subject=command, rule_parts=[command])
         if ok:
@@ -74,13 +75,14 @@ async def test_json_allow_skips_the_question_but_not_a_deny_rule(project: Path) 
 async def test_a_slow_hook_is_killed_and_does_not_block(project: Path) -> None:
     hooks(project, "PreToolUse", "sleep 30; exit 2", timeout=0.5)
     session = make_session(project)
-    result = await run_pre_tool_use(ctx_of(session), "Bash", {"command": "ls"})
+    assert await run_pre_tool_use(session, "toolu_1", "Bash", {"command": "ls"}) is None
+    result = await run_event(session, "PreToolUse", "Bash", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
     assert result.runs[0].timed_out and not result.blocked
 
 
 async def test_post_tool_use_feedback_reaches_the_model(project: Path) -> None:
     hooks(project, "PostToolUse", "echo 'lint: 2 warnings' >&2; exit 2", matcher="Edit|Write")
-    note = await run_post_tool_use(ctx_of(make_session(project)), "Edit", {"file_path": "/x"}, "ok")
+    note = await run_post_tool_use(make_session(project), "toolu_1", "Edit", {"file_path": "/x"}, "ok")
     assert note == "PostToolUse hook feedback: lint: 2 warnings"
 
 
