@@ -138,7 +138,7 @@ async def test_malformed_input_gets_errors_and_never_kills_the_sidecar(
         assert "-32602" in str(bad_params.value)
         with pytest.raises(Exception) as bad_session:
             await process.request("session/prompt", {"sessionId": "sess_nope", "prompt": []})
-        assert "-32602" in str(bad_session.value)
+        assert "-32002" in str(bad_session.value)  # ACP: resource not found
         # Still alive and serving.
         result = await process.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
         assert result["sessionId"].startswith("sess_")
