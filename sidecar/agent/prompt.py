@@ -11,6 +11,8 @@ import platform
 import subprocess
 from pathlib import Path
 
+from sidecar.workspace.gitenv import safe_git_env
+
 MEMORY_FILES = ("CLAUDE.md", "AGENTS.md")
 MAX_MEMORY_CHARS = 40_000
 
@@ -26,11 +28,13 @@ tasks in the user's workspace using the tools provided.
 
 def git_status(cwd: Path) -> str:
     try:
+        env = safe_git_env()  # a repository's core.fsmonitor, hooks or pager never run here
         branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True,
-                                text=True, timeout=3)
+                                text=True, timeout=3, env=env)
         if branch.returncode != 0:
             return "not a git repository"
-        status = subprocess.run(["git", "status", "--short"], cwd=cwd, capture_output=True, text=True, timeout=3)
+        status = subprocess.run(["git", "--no-optional-locks", "status", "--short"], cwd=cwd,
+                                capture_output=True, text=True, timeout=3, env=env)
         lines = status.stdout.splitlines()
         shown = "\n".join(lines[:40]) + (f"\n… {len(lines) - 40} more" if len(lines) > 40 else "")
         return f"branch {branch.stdout.strip()}\n{shown or '(clean)'}"

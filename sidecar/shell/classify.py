@@ -1436,7 +1436,13 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     return "unknown", f"{base} is not a known read-only command"
 
 
+# bash opens a connection for these redirection targets (issue 15: "/dev/tcp is network").
+_DEV_NET = re.compile(r"^/dev/(tcp|udp)/")
+
+
 def _redirect_part(r: Redirect, where: Where) -> Subcommand | None:
+    if r.target is not None and _DEV_NET.match(r.target):
+        return Subcommand(f"{r.op} {r.target}", "network", f"{r.target} opens a network connection")
     if not r.writes or r.target is None:
         return None
     if r.literal and r.target in SAFE_DEVICES:

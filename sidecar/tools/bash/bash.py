@@ -114,10 +114,12 @@ class Bash(Tool[BashInput]):
         analysis: Analysis = ctx.prepared or self._analysis(inp, ctx)
         notes: list[str] = []
         policy = shells.sandbox_policy(
-            network=analysis.worst == "network" or any(s.cls == "network" for s in analysis.subcommands)
+            network=analysis.worst == "network" or any(s.cls == "network" for s in analysis.subcommands),
+            read_only=analysis.read_only,
         )
         if inp.dangerouslyDisableSandbox and policy is not None:
             if shells.unsandboxed_allowed():
+                policy.cleanup()
                 policy = None
                 notes.append("Ran outside the sandbox (dangerouslyDisableSandbox, allowed by settings).")
             else:

@@ -223,6 +223,8 @@ class RunningCommand:
     timed_out: bool = False
     exit_code: int | None = None
     finished: float | None = None
+    # Called once when the process has ended (the sandbox's placeholder cleanup).
+    on_exit: Callable[[], None] | None = None
 
     @property
     def pgid(self) -> int:
@@ -236,6 +238,9 @@ class RunningCommand:
         code = await self.proc.wait()
         self.exit_code = code
         self.finished = self.finished or time.monotonic()
+        done, self.on_exit = self.on_exit, None
+        if done is not None:
+            done()
         return code
 
     async def drained(self, within: float = 0.5) -> bool:
@@ -327,13 +332,16 @@ async def start(
         )
     except BaseException:
         os.close(read_fd)
+        if policy is not None:
+            policy.cleanup()
         raise
     finally:
         os.close(cwd_fd)
         os.close(out_fd)
     pump = OutputPump(read_fd, output_path, cap)
     pump.start()
-    return RunningCommand(command, proc, output_path, cwd_path, pump)
+    return RunningCommand(command, proc, output_path, cwd_path, pump,
+                          on_exit=policy.cleanup if policy is not None and policy.placeholders else None)
 
 
 ProgressFn = Callable[[str], Awaitable[None]]

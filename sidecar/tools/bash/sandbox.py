@@ -5,10 +5,20 @@ system read-only, the workspace roots and a per-session temp dir writable, a fre
 ``/proc``, its own PID namespace (killing ``bwrap`` ends every process inside), and no network unless
 allowed. Elsewhere, or when bubblewrap is missing: no sandbox, and the Bash tool says so once.
 macOS (``sandbox-exec``) can be added here without touching the tools.
+
+The agent's own configuration stays read-only inside the writable roots (``guarded_paths``):
+``.claude/``, ``.vscode/``, ``.idea/``, ``.mcp.json``, ``CLAUDE.md``, ``AGENTS.md`` (at a root and
+nested), and the parts of every git directory that make git run programs (``config``, ``hooks/``) —
+for ``.git`` and for any directory that looks like one (``HEAD`` plus ``objects/`` or ``refs/``).
+Where a guarded name is absent at a root, an empty placeholder directory is created and bound
+read-only, so a command cannot create it either; ``SandboxPolicy.cleanup`` removes the placeholders (still empty) once
+the sandbox has ended.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -16,11 +26,155 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+# Read-only inside every writable root, wherever they appear (a root or below it).
+GUARDED_DIRS = (".claude", ".vscode", ".idea")
+GUARDED_FILES = (".mcp.json", "CLAUDE.md", "AGENTS.md")
+# In a git directory: what makes git run a program.
+GIT_DIR_GUARDED = ("config", "hooks")
+# Directories not searched for nested guarded names (big, generated, never configuration).
+_SCAN_SKIP = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
+                        ".ruff_cache", ".pytest_cache", "target", "dist", "build", ".next", ".cache"})
+SCAN_MAX_DEPTH = 6
+SCAN_MAX_ENTRIES = 50_000
+
 
 @dataclass
 class SandboxPolicy:
     writable: list[Path] = field(default_factory=list)
     network: bool = False
+    # Bound read-only over the writable paths (existing files and directories).
+    read_only: list[Path] = field(default_factory=list)
+    # Created by ``guard`` for absent guarded names; removed again by ``cleanup``.
+    placeholders: list[Path] = field(default_factory=list)
+
+    def guard(self, roots: list[Path]) -> None:
+        """Protect the agent's configuration inside ``roots`` (see the module docstring)."""
+        existing, absent = guarded_paths(roots)
+        self.read_only += existing
+        for path in absent:
+            if _make_placeholder(path):
+                self.placeholders.append(path)
+                self.read_only.append(path)
+
+    def cleanup(self) -> None:
+        """Remove the placeholders that are still empty (call when the sandbox has ended)."""
+        for path in self.placeholders:
+            with contextlib.suppress(OSError):
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()  # fails when someone put something in it outside the sandbox
+        self.placeholders = []
+
+
+def looks_like_git_dir(path: Path) -> bool:
+    """What git accepts as a repository directory: ``HEAD`` and ``objects/`` or ``refs/`` (or a config)."""
+    try:
+        if not (path / "HEAD").is_file():
+            return False
+        return (path / "objects").is_dir() or (path / "refs").is_dir() or (path / "config").is_file()
+    except OSError:
+        return False
+
+
+def _git_dir_parts(git_dir: Path) -> list[Path]:
+    out = [git_dir / name for name in GIT_DIR_GUARDED if (git_dir / name).exists()]
+    modules = git_dir / "modules"  # submodules' git directories
+    if modules.is_dir():
+        with contextlib.suppress(OSError):
+            for sub in modules.iterdir():
+                if sub.is_dir() and looks_like_git_dir(sub):
+                    out += _git_dir_parts(sub)
+    return out
+
+
+def _gitfile_target(path: Path) -> Path | None:
+    """The directory a ``.git`` file (worktree, submodule) points to."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:"):].strip())
+    return (path.parent / target).resolve() if not target.is_absolute() else target.resolve()
+
+
+def guarded_paths(roots: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(existing guarded paths, absent names at the roots that get a placeholder)."""
+    existing: list[Path] = []
+    absent: list[Path] = []
+    roots = [r for r in roots if r.is_dir()]
+    for root in roots:
+        for name in (*GUARDED_DIRS, *GUARDED_FILES):
+            p = root / name
+            if not os.path.lexists(p):
+                absent.append(p)
+        _scan(root, existing)
+    # Worktrees and submodules keep their git directory elsewhere: guard it when it is writable here.
+    extra: list[Path] = []
+    for p in existing:
+        if p.name == ".git" and p.is_file():
+            target = _gitfile_target(p)
+            if target is None:
+                continue
+            extra += _git_dir_parts(target)
+            common = target / "commondir"
+            if common.is_file():
+                with contextlib.suppress(OSError):
+                    extra += _git_dir_parts((target / common.read_text().strip()).resolve())
+    existing += [p for p in extra if any(p.is_relative_to(r) for r in roots)]
+    return _dedupe(existing), absent
+
+
+def _scan(root: Path, out: list[Path]) -> None:
+    """Guarded names below ``root`` (bounded walk: depth, entry count, generated folders skipped)."""
+    budget = SCAN_MAX_ENTRIES
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack and budget > 0:
+        folder, depth = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        budget -= len(entries)
+        if depth > 0 and any(e.name == "HEAD" for e in entries) and looks_like_git_dir(Path(folder)):
+            out += _git_dir_parts(Path(folder))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.name == ".git":
+                if is_dir:
+                    out.extend(_git_dir_parts(path))
+                else:
+                    out.append(path)
+            elif entry.name in GUARDED_DIRS or entry.name in GUARDED_FILES:
+                out.append(path)
+            elif is_dir and depth < SCAN_MAX_DEPTH and entry.name not in _SCAN_SKIP:
+                stack.append((path, depth + 1))
+
+
+def _dedupe(paths: list[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    out = []
+    for p in paths:
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def _make_placeholder(path: Path) -> bool:
+    """An empty directory, for files too: git neither lists nor adds an empty directory (an empty
+    ``CLAUDE.md`` file showed up in ``git status`` and ``git add -A``), and writing to a directory
+    fails just as well (``Is a directory``)."""
+    try:
+        path.mkdir(mode=0o755)
+    except OSError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=1)
@@ -74,6 +228,11 @@ def wrap(argv: list[str], policy: SandboxPolicy, cwd: Path) -> list[str]:
     for path in policy.writable:
         if path.exists():
             out += ["--bind", str(path), str(path)]
+    # After the writable binds, so these win. A symlink is bound where it points.
+    for path in policy.read_only:
+        if path.exists():
+            real = str(path.resolve())
+            out += ["--ro-bind", real, real]
     if not policy.network:
         out.append("--unshare-net")
     out += ["--chdir", str(cwd), "--", *argv]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar.secrets import scrubbed_env
 from sidecar.tools.bash import runner, sandbox
+from sidecar.workspace.gitenv import safe_git_env
 
 if TYPE_CHECKING:
     from sidecar.session import Session
@@ -34,10 +35,10 @@ class BackgroundShell:
 
 def session_setting(session: Session, *keys: str) -> Any:
     """The first value at ``keys`` in the session's settings sources (highest precedence first)."""
-    try:
-        sources = session.permissions.settings.sources
-    except Exception:
+    gate = getattr(session, "permissions", None)
+    if gate is None:
         return None
+    sources = gate.settings().sources
     for src in sources:
         node: Any = getattr(src, "data", None)
         for key in keys:
@@ -70,18 +71,25 @@ class ShellManager:
     def env(self) -> dict[str, str]:
         extra = session_setting(self.session, "secretEnvVars") or []
         names = tuple(str(n) for n in extra if isinstance(n, str))
-        env = scrubbed_env(extra_secret_names=names)
+        env = safe_git_env(scrubbed_env(extra_secret_names=names))
         env["TMPDIR"] = str(self._tmp)
-        env.setdefault("GIT_TERMINAL_PROMPT", "0")
         return env
 
     # ---- sandbox ----------------------------------------------------------------------------
-    def sandbox_policy(self, network: bool) -> sandbox.SandboxPolicy | None:
-        """The policy for the next command, or None when it runs unsandboxed."""
+    def sandbox_policy(self, network: bool, read_only: bool = False) -> sandbox.SandboxPolicy | None:
+        """The policy for the next command, or None when it runs unsandboxed.
+
+        A command classified read-only (it ran without asking) gets no writable root at all, only the
+        session's TMPDIR: whatever the classifier missed cannot write. Any other command gets the roots
+        writable, the agent's configuration inside them read-only (``SandboxPolicy.guard``)."""
         if session_setting(self.session, "sandbox", "enabled") is False or not sandbox.available():
             return None
         allow_net = bool(session_setting(self.session, "sandbox", "allowNetwork"))
-        return sandbox.SandboxPolicy(writable=[*self.session.roots, self._tmp], network=network or allow_net)
+        if read_only:
+            return sandbox.SandboxPolicy(writable=[self._tmp], network=network or allow_net)
+        policy = sandbox.SandboxPolicy(writable=[*self.session.roots, self._tmp], network=network or allow_net)
+        policy.guard(list(self.session.roots))
+        return policy
 
     def unsandboxed_allowed(self) -> bool:
         return bool(session_setting(self.session, "sandbox", "allowUnsandboxedCommands"))
