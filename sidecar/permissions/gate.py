@@ -24,6 +24,7 @@ MCP tools, for the session for edits. Every decision is written to the session l
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,16 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
-from sidecar.permissions.rules import EDIT_RULE_TOOL, READ_RULE_TOOL, PathContext, Rule, evaluate, parse_rule
+from sidecar.permissions.rules import (
+    EDIT_RULE_TOOL,
+    READ_RULE_TOOL,
+    PathContext,
+    Rule,
+    command_paths_verdict,
+    evaluate,
+    parse_rule,
+    path_rule_matches,
+)
 from sidecar.permissions.settings import (
     Settings,
     SettingsLoader,
@@ -181,10 +191,21 @@ class PermissionGate:
         return path == saved or path.is_relative_to(saved)
 
     def is_protected_write(self, path: Path) -> bool:
-        """A path inside .git/.claude/.vscode/.idea (counted from the workspace root that holds it)."""
+        """A path inside .git/.claude/.vscode/.idea (counted from the workspace root that holds it), or
+        one that makes or changes a git directory without a ``.git`` component (``evil/HEAD``)."""
         base = next((r for r in self.session.roots if path == r or path.is_relative_to(r)), None)
         parts = path.relative_to(base).parts if base is not None else path.parts
-        return any(p in PROTECTED_DIRS for p in parts)
+        return any(p in PROTECTED_DIRS for p in parts) or builds_git_dir(path, base or Path(path.anchor))
+
+    def read_denied(self) -> Callable[[Path], bool] | None:
+        """A test for "a Read deny rule names this file" (Grep and Glob drop such results), or None when
+        no Read deny rule with a path exists."""
+        specs = [r.specifier for r in self.rules()
+                 if r.behavior == "deny" and r.tool == READ_RULE_TOOL and r.specifier is not None]
+        if not specs:
+            return None
+        pctx = self.path_context()
+        return lambda path: any(path_rule_matches(spec, path, pctx) for spec in specs)
 
     # ---- deciding ---------------------------------------------------------------------------
     async def require(self, request: PermissionRequest, ctx: CallContext) -> Decision:
@@ -225,7 +246,10 @@ class PermissionGate:
             return Decision("ask", hook.reason or "a PreToolUse hook asks", decided_by="hook")
         if hook is not None and hook.decision == "allow":
             return Decision("allow", hook.reason or "allowed by a PreToolUse hook", decided_by="hook")
-        inside = all(self.within_roots(p) for p in request.paths)
+        files_reason = None
+        if request.read_paths or request.write_paths or request.unknown_paths:
+            files_reason = command_paths_verdict(self.rules(), request, self.path_context(), self.within_roots)
+        inside = all(self.within_roots(p) for p in request.paths) and files_reason is None
         if request.read_only and inside:
             return Decision("allow", "read-only inside the workspace", decided_by="default")
         if request.read_only and request.paths and all(self.is_saved_output(p) for p in request.paths):
@@ -234,7 +258,7 @@ class PermissionGate:
         allow_rule = rule if verdict.behavior == "allow" else None
         if protected and not (allow_rule is not None and allow_rule.specifier is not None
                               and allow_rule.tool in (EDIT_RULE_TOOL, READ_RULE_TOOL, request.tool_name)):
-            return Decision("ask", "writes to .git, .claude, .vscode and .idea always ask",
+            return Decision("ask", "writes to .git, .claude, .vscode, .idea and git directories always ask",
                             decided_by="safety")
         if allow_rule is not None:
             names = ", ".join(r.text for r in verdict.rules)
@@ -244,7 +268,7 @@ class PermissionGate:
             return Decision("allow", "bypassPermissions mode", decided_by="mode")
         if mode == "acceptEdits" and request.access == "write" and inside:
             return Decision("allow", "acceptEdits mode", decided_by="mode")
-        return Decision("ask", "needs approval" if inside else "outside the workspace roots",
+        return Decision("ask", files_reason or ("needs approval" if inside else "outside the workspace roots"),
                         decided_by="default")
 
     # ---- asking -----------------------------------------------------------------------------
@@ -299,6 +323,33 @@ class PermissionGate:
                            verdict=decision.verdict, reason=decision.reason, rule=decision.rule,
                            source=decision.source, decided_by=decision.decided_by, mode=self.session.mode,
                            agent=ctx.agent_label, **{k: v for k, v in extra.items() if v is not None})
+
+
+# What git looks for in a repository directory; ``HEAD`` and one more make a directory git will use
+# (``git -C dir``, ``--git-dir``), whose ``config`` can then name programs git runs (core.fsmonitor).
+GIT_DIR_MARKERS = ("HEAD", "config", "objects", "refs")
+# Also git's when written beside a HEAD.
+GIT_DIR_NAMES = (*GIT_DIR_MARKERS, "hooks", "info", "packed-refs", "commondir", "gitdir", "index",
+                 "modules", "worktrees")
+
+
+def builds_git_dir(path: Path, base: Path) -> bool:
+    """Whether writing ``path`` makes (or writes inside) a directory that looks like a git directory.
+
+    For each folder between ``base`` and ``path``: it has (or gets) a ``HEAD``, and also has another of
+    ``config``/``objects``/``refs`` or gets one of git's names written beside the HEAD. A lone HEAD
+    file is no repository."""
+    if not path.is_relative_to(base):
+        return False
+    folder = base
+    for name in path.relative_to(base).parts:
+        on_disk = {m for m in GIT_DIR_MARKERS if os.path.lexists(folder / m)}
+        head = "HEAD" in on_disk or name == "HEAD"
+        other = bool(on_disk - {"HEAD"}) or (name in GIT_DIR_NAMES and name != "HEAD")
+        if head and other:
+            return True
+        folder = folder / name
+    return False
 
 
 def govern(session: Session) -> Session:

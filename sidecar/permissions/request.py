@@ -31,3 +31,11 @@ class PermissionRequest:
     content: list[dict[str, Any]] = field(default_factory=list)
     # Refused in every mode, bypass included (catastrophic shell commands): the reason.
     forbidden_reason: str | None = None
+    # A shell command's file arguments (canonical), under the same path policy as Read and Write:
+    # Read rules apply to ``read_paths``, Edit rules to ``write_paths``, both must stay in the roots.
+    read_paths: list[Path] = field(default_factory=list)
+    write_paths: list[Path] = field(default_factory=list)
+    # File arguments only known at run time (``$VAR``, globs), as written; ``unknown_paths_outside``
+    # when one of them could name a file outside the roots (``$HOME/x``, ``~/*``, ``../*``).
+    unknown_paths: list[str] = field(default_factory=list)
+    unknown_paths_outside: bool = False

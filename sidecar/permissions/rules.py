@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -243,7 +243,8 @@ def evaluate(rules: Iterable[Rule], request: PermissionRequest, pctx: PathContex
     rules = list(rules)
     for behavior in ("deny", "ask"):
         for rule in rules:
-            if rule.behavior == behavior and rule_touches(rule, request, pctx):
+            if rule.behavior == behavior and (rule_touches(rule, request, pctx)
+                                              or file_rule_touches(rule, request, pctx)):
                 return RuleVerdict(behavior, [rule])
     allows = [r for r in rules if r.behavior == "allow"]
     for rule in allows:
@@ -266,3 +267,48 @@ def evaluate(rules: Iterable[Rule], request: PermissionRequest, pctx: PathContex
         if used:
             return RuleVerdict("allow", used)
     return RuleVerdict(None, [])
+
+
+# ---- a shell command's file arguments: the same path policy as Read and Write ------------------------
+
+def file_rule_touches(rule: Rule, request: PermissionRequest, pctx: PathContext) -> bool:
+    """A ``Read(spec)`` rule naming one of a command's read files, an ``Edit(spec)`` one of its written
+    files (``cat secrets/x`` is denied by ``Read(./secrets/**)`` as the Read tool would be)."""
+    if rule.specifier is None:
+        return False
+    if rule.tool == READ_RULE_TOOL:
+        paths = request.read_paths
+    elif rule.tool == EDIT_RULE_TOOL:
+        paths = request.write_paths
+    else:
+        return False
+    return any(path_rule_matches(rule.specifier, p, pctx) for p in paths)
+
+
+def command_paths_verdict(rules: Iterable[Rule], request: PermissionRequest, pctx: PathContext,
+                          within_roots: Callable[[Path], bool]) -> str | None:
+    """Why a command that could otherwise run without asking must ask because of its files, or None.
+
+    - a read file outside the roots, unless a ``Read(...)`` allow rule covers it (as for the Read tool);
+      a written file outside the roots, unless an ``Edit(...)`` allow rule covers it;
+    - a file argument only known at run time that could lie outside the roots (``cat $HOME/x``);
+    - a file argument only known at run time while a ``Read(...)`` deny rule exists (it cannot be
+      checked against the rule before the command runs)."""
+    rules = list(rules)
+
+    def allowed(tool: str, path: Path) -> bool:
+        return any(r.behavior == "allow" and r.tool == tool and r.specifier is not None
+                   and path_rule_matches(r.specifier, path, pctx) for r in rules)
+
+    for p in request.read_paths:
+        if not within_roots(p) and not allowed(READ_RULE_TOOL, p):
+            return f"reads {p}, outside the workspace roots"
+    for p in request.write_paths:
+        if not within_roots(p) and not allowed(EDIT_RULE_TOOL, p):
+            return f"writes {p}, outside the workspace roots"
+    if request.unknown_paths and request.unknown_paths_outside:
+        return f"cannot tell which files {request.unknown_paths[0]} names before it runs"
+    if request.unknown_paths and any(r.behavior == "deny" and r.tool == READ_RULE_TOOL and r.specifier
+                                     for r in rules):
+        return (f"cannot check {request.unknown_paths[0]} against the Read deny rules before it runs")
+    return None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.permissions.request import PermissionRequest
-from sidecar.permissions.rules import PathContext, Rule, evaluate
+from sidecar.permissions.rules import PathContext, Rule, command_paths_verdict, evaluate
 from sidecar.shell.classify import Analysis, Where, analyze
 
 
@@ -36,7 +36,7 @@ def bash_request(
     analysis: Analysis, raw_input: dict[str, Any] | None = None, suggested_rule: str | None = None
 ) -> PermissionRequest:
     """The PermissionRequest the Bash tool sends for ``analysis`` (shared with ``bash.py``)."""
-    return PermissionRequest(
+    request = PermissionRequest(
         tool_name="Bash",
         access="execute",
         title=analysis.command.strip().splitlines()[0][:200] if analysis.command.strip() else "Bash",
@@ -48,6 +48,27 @@ def bash_request(
         suggested_rule=suggested_rule,
         forbidden_reason=analysis.catastrophic,
     )
+    add_file_arguments(request, analysis)
+    return request
+
+
+def add_file_arguments(request: PermissionRequest, analysis: Analysis) -> None:
+    """The command's file arguments onto ``request`` (the one path policy, docs/permissions.md).
+
+    They come from the classifier (``Analysis.read_paths`` / ``write_paths`` / ``dynamic_paths``). A
+    run-time word could lie outside the roots when it expands a variable or a command (``$HOME/x``,
+    ``$(…)``), starts at ``/`` or ``~``, climbs with ``..``, or follows a ``cd`` in the same command."""
+    request.read_paths = [Path(p) for p in getattr(analysis, "read_paths", [])]
+    request.write_paths = [Path(p) for p in getattr(analysis, "write_paths", [])]
+    unknown = [str(w) for w in getattr(analysis, "dynamic_paths", [])]
+    request.unknown_paths = unknown
+    moved = any(s.words[:1] in (["cd"], ["pushd"]) for s in analysis.subcommands)
+    request.unknown_paths_outside = any(_could_be_outside(w, moved) for w in unknown)
+
+
+def _could_be_outside(word: str, moved: bool) -> bool:
+    bare = word.strip("'\"")
+    return (moved or "$" in bare or "`" in bare or bare.startswith(("/", "~")) or ".." in bare)
 
 
 def decide(analysis: Analysis, rules: list[Rule], cwd: Path, mode: str = "default") -> Verdict:
@@ -63,7 +84,9 @@ def decide(analysis: Analysis, rules: list[Rule], cwd: Path, mode: str = "defaul
         return Verdict("deny", None, "plan mode allows no changes")
     if verdict.behavior == "ask":
         return Verdict("ask", rule_text, f"rule {rule_text} asks")
-    if analysis.read_only:
+    files_reason = command_paths_verdict(rules, request, PathContext.for_cwd(cwd),
+                                         lambda p: p == cwd or p.is_relative_to(cwd))
+    if analysis.read_only and files_reason is None:
         return Verdict("allow", None, "read-only")
     if verdict.behavior == "allow":
         return Verdict("allow", rule_text, f"allowed by rule {rule_text}")
@@ -71,7 +94,7 @@ def decide(analysis: Analysis, rules: list[Rule], cwd: Path, mode: str = "defaul
         return Verdict("allow", None, "bypassPermissions mode")
     worst = max(analysis.subcommands, key=lambda s: (s.cls == "read-only" and -1) or 0, default=None)
     why = next((s.reason for s in analysis.subcommands if s.cls != "read-only" and s.reason), "")
-    return Verdict("ask", None, why or (worst.reason if worst else "needs approval"))
+    return Verdict("ask", None, files_reason or why or (worst.reason if worst else "needs approval"))
 
 
 def load_rules(settings_file: Path | None, cwd: Path) -> tuple[list[Rule], str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,7 @@ class GlobTool(Tool[GlobInput]):
 
     async def run(self, inp: GlobInput, ctx: ToolContext) -> ToolOutput:
         base, pattern = self._base(inp, ctx)
-        paths, total = await rg_files(base, pattern, MAX_RESULTS)
+        paths, total = await rg_files(base, pattern, MAX_RESULTS, ctx.permissions.read_denied())
         if not paths:
             return ToolOutput.text("No files found", metadata={"count": 0, "truncated": False})
         text = "\n".join(paths)
@@ -98,11 +99,13 @@ class GlobTool(Tool[GlobInput]):
                           metadata={"count": total, "truncated": total > MAX_RESULTS, "subject": str(base)})
 
 
-async def rg_files(base: Path, pattern: str, cap: int) -> tuple[list[str], int]:
+async def rg_files(base: Path, pattern: str, cap: int,
+                   denied: Callable[[Path], bool] | None = None) -> tuple[list[str], int]:
     """The ``cap`` newest files under ``base`` matching ``pattern``, and how many matched in all.
 
     ripgrep sorts by modification time itself (``--sortr=modified``: one walk, the stats in Rust, no
-    per-file ``os.stat`` from Python); ties keep ripgrep's walk order.
+    per-file ``os.stat`` from Python); ties keep ripgrep's walk order. ``denied`` (Read deny rules)
+    drops files from the names and from the count.
     """
     args = [rg_binary(), "--files", "--hidden", "--no-require-git", "--no-config", "--glob", "!.git",
             "--glob", pattern, "--sortr=modified", "--null"]
@@ -111,6 +114,12 @@ async def rg_files(base: Path, pattern: str, cap: int) -> tuple[list[str], int]:
     out, err = await proc.communicate()
     if proc.returncode not in (0, 1):
         raise ToolError(f"Glob failed: {err.decode(errors='replace').strip()}. Check the pattern.")
+    prefix = str(base).rstrip("/") + "/"
+    if denied is not None:
+        names = [prefix + n.decode("utf-8", errors="surrogateescape").removeprefix("./")
+                 for n in out.split(b"\0") if n]
+        kept = [n for n in names if not denied(Path(n))]
+        return kept[:cap], len(kept)
     total = out.count(b"\0")
     head: list[bytes] = []
     pos = 0
@@ -120,7 +129,6 @@ async def rg_files(base: Path, pattern: str, cap: int) -> tuple[list[str], int]:
             break
         head.append(out[pos:nul])
         pos = nul + 1
-    prefix = str(base).rstrip("/") + "/"
     return [prefix + n.decode("utf-8", errors="surrogateescape").removeprefix("./") for n in head], total
 
 

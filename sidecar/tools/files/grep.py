@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import subprocess
 import tempfile
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -120,8 +123,17 @@ class GrepTool(Tool[GrepInput]):
         mode = inp.output_mode or "files_with_matches"
         skip = inp.offset or 0
         limit = inp.head_limit if inp.head_limit else None
-        lines, mtimes, more, err = await _run_rg(rg_args(inp, str(r.path)), skip, limit,
-                                                 mode == "files_with_matches")
+        args = rg_args(inp, str(r.path))
+        # Files a Read deny rule names never come back (a single file target was checked by the gate).
+        denied = ctx.permissions.read_denied() if r.kind == "dir" else None
+        keep = None
+        if denied is not None:
+            keep = result_filter(denied, mode, inp.line_numbers is not False)
+            if mode != "files_with_matches":
+                args[1:1] = ["--null", "--line-number"]
+        lines, mtimes, more, err = await _run_rg(args, skip, limit, mode == "files_with_matches", keep)
+        if keep is not None and mode == "content":
+            lines = _tidy_separators(lines)
         if err is not None:
             raise ToolError(f"Grep failed: {err}. Fix the pattern or arguments (ripgrep regex syntax).")
         if mode == "files_with_matches":
@@ -153,8 +165,50 @@ class GrepTool(Tool[GrepInput]):
                           metadata={"truncated": bool(more or cut), "subject": str(r.path), "mode": mode})
 
 
-async def _run_rg(args: list[str], skip: int, limit: int | None, collect_all: bool
-                  ) -> tuple[list[str], list[int] | None, bool, str | None]:
+LineFilter = Callable[[str], "str | None"]
+
+
+def result_filter(denied: Callable[[Path], bool], mode: str, numbers: bool) -> LineFilter:
+    """Drops ripgrep output lines of denied files. In content/count mode rg runs with ``--null`` and
+    ``--line-number`` (the path ends at a NUL; the number's ``:``/``-`` tells a match from context), and
+    the line is rebuilt as rg prints it without them."""
+    if mode == "files_with_matches":
+        return lambda line: None if denied(Path(line)) else line
+
+    def keep(line: str) -> str | None:
+        path, nul, rest = line.partition("\0")
+        if not nul:
+            return line  # "--" between context groups
+        if denied(Path(path)):
+            return None
+        if mode == "count":
+            return f"{path}:{rest}"
+        m = _NUMBER.match(rest)
+        if m is None:
+            return f"{path}:{rest}"
+        sep = m.group(2)
+        return f"{path}{sep}{rest}" if numbers else f"{path}{sep}{rest[m.end():]}"
+
+    return keep
+
+
+_NUMBER = re.compile(r"(\d+)([:-])")
+
+
+def _tidy_separators(lines: list[str]) -> list[str]:
+    """No leading, trailing or doubled ``--`` once lines of denied files are gone."""
+    out: list[str] = []
+    for line in lines:
+        if line == "--" and (not out or out[-1] == "--"):
+            continue
+        out.append(line)
+    while out and out[-1] == "--":
+        out.pop()
+    return out
+
+
+async def _run_rg(args: list[str], skip: int, limit: int | None, collect_all: bool,
+                  keep: LineFilter | None = None) -> tuple[list[str], list[int] | None, bool, str | None]:
     """Run rg and read its output in a thread (blocking 256 KiB reads, split there, no event-loop wakeup
     per pipe write); stop it once the page (offset+limit, char budget) is full. ``collect_all``
     (files_with_matches) keeps every path and stats it as it arrives, so the mtimes for the newest-first
@@ -162,7 +216,7 @@ async def _run_rg(args: list[str], skip: int, limit: int | None, collect_all: bo
     procs: list[subprocess.Popen[bytes]] = []
     try:
         out, mtimes, more, stopped, code, err = await asyncio.to_thread(
-            _collect, args, procs, skip, limit, collect_all)
+            _collect, args, procs, skip, limit, collect_all, keep)
     except BaseException:  # cancelled: do not leave rg running (the thread then sees EOF and ends)
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):
@@ -174,18 +228,19 @@ async def _run_rg(args: list[str], skip: int, limit: int | None, collect_all: bo
 
 
 def _collect(args: list[str], procs: list[subprocess.Popen[bytes]], skip: int, limit: int | None,
-             collect_all: bool) -> tuple[list[str], list[int] | None, bool, bool, int, str]:
+             collect_all: bool, keep: LineFilter | None = None
+             ) -> tuple[list[str], list[int] | None, bool, bool, int, str]:
     with tempfile.TemporaryFile() as errf:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL, bufsize=0)
         procs.append(proc)
-        out, mtimes, more, stopped = _read_rg(proc, skip, limit, collect_all)
+        out, mtimes, more, stopped = _read_rg(proc, skip, limit, collect_all, keep)
         errf.seek(0)
         err = errf.read().decode(errors="replace").strip()
     return out, mtimes, more, stopped, proc.returncode, err
 
 
-def _read_rg(proc: subprocess.Popen[bytes], skip: int, limit: int | None, collect_all: bool
-             ) -> tuple[list[str], list[int] | None, bool, bool]:
+def _read_rg(proc: subprocess.Popen[bytes], skip: int, limit: int | None, collect_all: bool,
+             keep: LineFilter | None = None) -> tuple[list[str], list[int] | None, bool, bool]:
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     read = os.read
@@ -207,6 +262,8 @@ def _read_rg(proc: subprocess.Popen[bytes], skip: int, limit: int | None, collec
             if mtimes is not None:
                 for raw in raws:
                     line = raw.decode("utf-8", errors="replace")
+                    if keep is not None and keep(line) is None:
+                        continue
                     out.append(line)
                     try:
                         mtimes.append(stat(raw).st_mtime_ns)
@@ -214,6 +271,11 @@ def _read_rg(proc: subprocess.Popen[bytes], skip: int, limit: int | None, collec
                         mtimes.append(0)
             else:
                 for raw in raws:
+                    kept: str | None = None
+                    if keep is not None:
+                        kept = keep(raw.decode("utf-8", errors="replace"))
+                        if kept is None:
+                            continue
                     seen += 1
                     if seen <= skip:
                         continue
@@ -221,7 +283,7 @@ def _read_rg(proc: subprocess.Popen[bytes], skip: int, limit: int | None, collec
                         more = True
                         stopped = True
                         break
-                    line = raw.decode("utf-8", errors="replace")
+                    line = kept if kept is not None else raw.decode("utf-8", errors="replace")
                     out.append(line)
                     chars += len(line) + 1
             if not chunk:
