@@ -25,6 +25,9 @@ class PermissionRequest:
     read_only: bool = False
     # Parts of ``rule_parts`` that are read-only by themselves (need no rule inside a compound command).
     read_only_parts: list[str] = field(default_factory=list)
+    # More spellings of the parts, matched by deny and ask rules only (never by allow): each simple
+    # command quote-removed with its program's basename, wrappers' inner commands included.
+    match_parts: list[str] = field(default_factory=list)
     # The narrowest rule offered as "always allow", e.g. "Bash(npm run test *)".
     suggested_rule: str | None = None
     # ACP ToolCallContent shown with the question (a diff for edits).

@@ -216,7 +216,7 @@ def rule_touches(rule: Rule, request: PermissionRequest, pctx: PathContext) -> b
     if rule.tool in (READ_RULE_TOOL, EDIT_RULE_TOOL) and request.paths:
         return any(path_rule_matches(spec, p, pctx) for p in request.paths)
     if request.tool_name == "Bash" or request.access == "execute":
-        parts = _command_parts(request)
+        parts = _command_parts(request) + list(request.match_parts)
         if request.rule_subject and request.rule_subject not in parts:
             parts.append(request.rule_subject)
         return any(bash_rule_matches(spec, part) for part in parts)

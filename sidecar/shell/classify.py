@@ -13,9 +13,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
-from sidecar.shell.parse import ParsedCommand, Redirect, SimpleCommand, parse
+from sidecar.shell import options as _opts
+from sidecar.shell.options import starts_literal, unquoted_expansion
+from sidecar.shell.parse import ParsedCommand, Redirect, SimpleCommand, assignable, parse
 
 CLASSES = (
     "read-only",
@@ -618,11 +621,30 @@ class Subcommand:
 
 @dataclass
 class Analysis:
+    """What a command would do, part by part.
+
+    ``read_paths`` / ``write_paths`` are the file arguments of the command, for the one path policy
+    shared with Read/Write (docs/permissions.md): the files a program reads (``cat a``, ``grep x a``,
+    ``< a``, ``sed -n p a``) and the ones it or a redirection writes (``> out``, ``cp a out``,
+    ``tee out``), quote-removed, ``~`` expanded and made absolute against the cwd the part runs in
+    (``cd`` in the same command is followed). They are a superset where the program is not known
+    (every operand that could be a file is listed). ``dynamic_paths`` lists the file arguments only
+    known at run time (globs, ``$VAR``, ``$(…)``), as written: a caller that must enforce a deny rule
+    cannot check those statically and should ask.
+    """
+
     command: str
     subcommands: list[Subcommand]
     read_only: bool
     error: str | None = None
     catastrophic: str | None = None  # the reason, when any part is catastrophic
+    read_paths: list[Path] = field(default_factory=list)
+    write_paths: list[Path] = field(default_factory=list)
+    dynamic_paths: list[str] = field(default_factory=list)
+    # What deny/ask rules are matched against besides ``rule_parts``: every simple command that runs
+    # (wrappers' inner commands included) as quote-removed words with the program's basename
+    # (``'curl' x``, ``c\\url x``, ``/usr/bin/curl x``, ``env curl x`` all give ``curl x``), and as written.
+    match_texts: list[str] = field(default_factory=list)
 
     @property
     def rule_parts(self) -> list[str]:
@@ -758,7 +780,16 @@ def _sed_script_is_safe(script: str) -> bool:
                 i += 1
             continue
         if c in "aic":
-            return "\n" not in script[i:] or True  # text until end of line: harmless output
+            # The text runs to the end of the line (a trailing backslash continues it); the next line
+            # is a new command: `1a x⏎w F` writes F.
+            i += 1
+            while i < n and script[i] != "\n":
+                i += 2 if script[i] == "\\" else 1
+            continue
+        if c == "#":
+            while i < n and script[i] != "\n":
+                i += 1
+            continue
         if c in "rRF":
             if c == "F":
                 i += 1
@@ -1380,16 +1411,23 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     if not cmd.literal[0]:
         return "unknown", "the program name is only known at run time"
     name = cmd.name
-    base = name.rsplit("/", 1)[-1]
-    if "/" in name and base not in ("git",):
-        return "execute", f"runs the program {name}"
-    args, lit = cmd.args, cmd.literal[1:]
+    base, why_not = identity(name, where)
+    if base is None:
+        return "execute", why_not
     if cmd.assignments and not all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
         return "execute", "environment variables set for the command can change what it runs"
     if cmd.dynamic_heredoc:
         return "unknown", "here-document with substitutions"
-    if base in FLAG_INSENSITIVE:
+    not_read_only = read_only_reason(cmd, base)
+    if not_read_only is None:
         return "read-only", ""
+    cls, why = _how_bad(cmd, base, where)
+    return (cls, why) if cls not in ("read-only", "unknown") else ("unknown", not_read_only)
+
+
+def _how_bad(cmd: SimpleCommand, base: str, where: Where) -> tuple[str, str]:
+    """The class of a command the allow-lists did not accept: what it would most likely do."""
+    args, lit = cmd.args, cmd.literal[1:]
     if cmd.extra_args or not all(lit):
         # Words we cannot see (xargs input, $VAR, globs, braces) could turn into flags.
         if base in _CHECKS or base in WRITE or base in _VERSION_ONLY:
@@ -1436,13 +1474,14 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     return "unknown", f"{base} is not a known read-only command"
 
 
-# bash opens a connection for these redirection targets (issue 15: "/dev/tcp is network").
-_DEV_NET = re.compile(r"^/dev/(tcp|udp)/")
+_NET_DEVICE = re.compile(r"/dev/(tcp|udp)/")
 
 
 def _redirect_part(r: Redirect, where: Where) -> Subcommand | None:
-    if r.target is not None and _DEV_NET.match(r.target):
-        return Subcommand(f"{r.op} {r.target}", "network", f"{r.target} opens a network connection")
+    if r.target is not None and _NET_DEVICE.search(r.target):
+        return Subcommand(f"{r.op} {r.target}", "network", "bash opens a network connection for /dev/tcp, /dev/udp")
+    if r.target is not None and not r.literal and not r.writes:
+        return Subcommand(f"{r.op} {r.target}", "unknown", "input redirected from a file named at run time")
     if not r.writes or r.target is None:
         return None
     if r.literal and r.target in SAFE_DEVICES:
@@ -1454,6 +1493,52 @@ def _redirect_part(r: Redirect, where: Where) -> Subcommand | None:
     return Subcommand(text, _write_class(fake, where), "output redirection writes a file")
 
 
+_WRITERS = frozenset("cp mv touch mkdir rmdir ln install chmod chown chgrp tee truncate rm shred unlink link "
+                     "mkfifo".split())
+
+
+def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis) -> None:
+    """Add ``cmd``'s file arguments to ``analysis.read_paths`` / ``write_paths`` / ``dynamic_paths``."""
+    def add(word: str, literal: bool, into: list[Path]) -> None:
+        if not literal:
+            analysis.dynamic_paths.append(word)
+            return
+        p = _resolve(word, where)
+        if p is not None and p not in into:
+            into.append(p)
+
+    for r in cmd.redirects:
+        if r.target is None or r.target in SAFE_DEVICES:
+            continue
+        if r.op in ("<", "<>"):
+            add(r.target, r.literal, analysis.read_paths)
+        if r.writes:
+            add(r.target, r.literal, analysis.write_paths)
+    if not cmd.words or cmd.redirect_only or not cmd.literal[0]:
+        return
+    base = cmd.name.rsplit("/", 1)[-1]
+    args, raw, lit = cmd.args, cmd.raw_words[1:], cmd.literal[1:]
+    spec = _opts.SPECS.get(base)
+    if base in _WRITERS:
+        targets = _positionals(args)
+        if base in ("chmod", "chown", "chgrp"):
+            targets = targets[1:]
+        for n, t in enumerate(targets):
+            k = args.index(t)
+            copy_source = base in ("cp", "install", "ln") and n < len(targets) - 1
+            add(t, lit[k], analysis.read_paths if copy_source else analysis.write_paths)
+        return
+    if spec is None or spec.no_file_operands:
+        return
+    parsed = _opts.parse_options(_opts.Spec(any_option=True), args, raw, lit) if spec.any_option else \
+        _opts.parse_options(spec, args, raw, lit)
+    operands = parsed.operands
+    patterns_given = any(o in parsed.options for o in ("-e", "-f", "--regexp", "--file"))
+    skip = 0 if patterns_given else spec.not_files
+    for k in operands[skip:]:
+        add(args[k], lit[k], analysis.read_paths)
+
+
 def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> Analysis:
     """Classify every part of ``command``; the command is read-only only when all parts are."""
     parsed = parsed or parse(command)
@@ -1461,12 +1546,19 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
         sub = Subcommand(command.strip(), "catastrophic", "a fork bomb exhausts the machine")
         return Analysis(command, [sub], False, parsed.error, sub.reason)
     if parsed.error is not None:
-        sub = Subcommand(command.strip(), "unknown", "the command could not be parsed")
+        reason = parsed.hazards[0] if parsed.hazards else "the command could not be parsed"
+        sub = Subcommand(command.strip(), "unknown", reason)
         return Analysis(command, [sub], False, parsed.error)
-    subs: list[Subcommand] = []
+    subs: list[Subcommand] = [Subcommand(command.strip(), "unknown", why) for why in parsed.hazards[:1]]
+    result = Analysis(command, subs, False)
     cwd = where.cwd
     for cmd in parsed.commands:
         here = Where(cwd, where.roots, where.home)
+        _file_args(cmd, here, result)
+        if cmd.words:
+            for text in (" ".join([cmd.name.rsplit("/", 1)[-1], *cmd.args]), " ".join(cmd.raw_words)):
+                if text not in result.match_texts:
+                    result.match_texts.append(text)
         if not cmd.transparent and not cmd.redirect_only:
             cls, why = classify_simple(cmd, here)
             text = cmd.text if cmd.assignments and cls != "read-only" else " ".join(cmd.raw_words) or cmd.text
@@ -1476,9 +1568,9 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
                 if target is not None:
                     cwd = target
         elif cmd.transparent:
-            reason = catastrophic_reason(cmd, here)
-            if reason:
-                subs.append(Subcommand(" ".join(cmd.raw_words), "catastrophic", reason, list(cmd.words)))
+            wrapper_reason = catastrophic_reason(cmd, here)
+            if wrapper_reason:
+                subs.append(Subcommand(" ".join(cmd.raw_words), "catastrophic", wrapper_reason, list(cmd.words)))
             elif cmd.assignments and not all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
                 subs.append(
                     Subcommand(cmd.text, "execute", "environment variables change what runs", list(cmd.words))
@@ -1487,10 +1579,338 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
             part = _redirect_part(r, here)
             if part is not None:
                 subs.append(part)
-    read_only = all(s.cls == "read-only" for s in subs)
-    catastrophic = next((s.reason for s in subs if s.cls == "catastrophic"), None)
-    return Analysis(command, subs, read_only, None, catastrophic)
+    result.read_only = all(s.cls == "read-only" for s in subs)
+    result.catastrophic = next((s.reason for s in subs if s.cls == "catastrophic"), None)
+    return result
 
 
 def is_read_only(command: str, cwd: Path | None = None) -> bool:
     return analyze(command, Where(cwd or Path.cwd())).read_only
+
+
+# ---- read-only by construction: allow-lists --------------------------------------------------------
+
+# Directories whose programs are the system's (a program found elsewhere — a workspace file, a
+# virtualenv, node_modules/.bin — is not the program its name suggests).
+SYSTEM_BIN_DIRS = (
+    "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/lib/git-core",
+    "/opt/homebrew/bin", "/usr/libexec",
+)
+
+
+def _inside(p: Path, roots: list[Path]) -> bool:
+    return any(p == r or p.is_relative_to(r) for r in roots)
+
+
+@lru_cache(maxsize=1024)
+def _lookup(name: str, path_env: str) -> tuple[str | None, bool]:
+    """(first executable found on PATH, whether every PATH entry before it is absolute)."""
+    for entry in path_env.split(os.pathsep):
+        if not entry or not entry.startswith("/"):
+            return None, False  # "" and relative entries search the cwd
+        candidate = os.path.join(entry, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate, True
+    return None, True
+
+
+def identity(name: str, where: Where) -> tuple[str | None, str]:
+    """The system program ``name`` runs (its basename), or None and why it is not one we know."""
+    base = name.rsplit("/", 1)[-1]
+    if "/" in name:
+        if not name.startswith("/"):
+            return None, f"runs {name}, a file relative to the working directory"
+        real = Path(os.path.realpath(name))
+        if _inside(real, where.roots) or not str(real.parent).startswith(SYSTEM_BIN_DIRS):
+            return None, f"runs {name}, which is not a system program"
+        return base, ""
+    if name in _opts.BUILTINS:
+        return name, ""
+    found, clean = _lookup(name, os.environ.get("PATH", ""))
+    if not clean:
+        return None, "PATH searches the working directory"
+    if found is None:
+        return base, ""  # not installed: bash fails with "command not found", nothing runs
+    real = Path(os.path.realpath(found))
+    if _inside(real, where.roots) or _inside(Path(found), where.roots):
+        return None, f"`{name}` resolves to {found}, inside the workspace"
+    return base, ""
+
+
+_TEST_UNARY = frozenset("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -z -n -o".split())
+_TEST_BINARY = frozenset("= == != < > -eq -ne -lt -le -gt -ge -nt -ot -ef =~".split())
+
+
+def _check_test_ro(cmd: SimpleCommand) -> str | None:
+    words, raw, lit = cmd.args, cmd.raw_words[1:], cmd.literal[1:]
+    if cmd.name == "[":
+        if not words or words[-1] != "]":
+            return "[ without ]"
+        words, raw, lit = words[:-1], raw[:-1], lit[:-1]
+    for k, w in enumerate(words):
+        if lit[k] and w in ("-v", "-R"):
+            return "test -v evaluates array subscripts, which can run code"
+        if not lit[k]:
+            if unquoted_expansion(raw[k]) or any(ch in _opts_glob for ch in raw[k]):
+                return f"`{raw[k]}` is split or globbed at run time and could become a test operator"
+            prev = words[k - 1] if k and lit[k - 1] else None
+            nxt = words[k + 1] if k + 1 < len(words) and lit[k + 1] else None
+            if not ((prev in _TEST_UNARY or prev in _TEST_BINARY) or nxt in _TEST_BINARY):
+                return f"`{raw[k]}` is only known at run time and could become a test operator (-v)"
+    return None
+
+
+_opts_glob = set("*?[")
+
+
+def _check_read_ro(cmd: SimpleCommand, parsed: _opts.Parsed) -> str | None:
+    names = [cmd.args[i] for i in parsed.operands] + parsed.values.get("-a", [])
+    for i in parsed.operands:
+        if not cmd.literal[1 + i]:
+            return "read into a variable named at run time"
+    bad = [n for n in names if not assignable(n)]
+    if bad:
+        return f"read assigns {bad[0]}, which changes later commands (or evaluates a subscript)"
+    return None
+
+
+_SET_OK_OPTIONS = frozenset({"pipefail", "errexit", "nounset", "xtrace", "verbose", "noclobber", "noglob"})
+
+
+def _check_set_ro(args: list[str]) -> str | None:
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a[:1] not in "-+" or len(a) < 2 or a == "--":
+            return "set with arguments changes the positional parameters"
+        letters = a[1:]
+        for k, c in enumerate(letters):
+            if c == "o":
+                value = letters[k + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
+                if not letters[k + 1 :]:
+                    i += 1
+                if value not in _SET_OK_OPTIONS:
+                    return f"set -o {value} changes how later commands run"
+                break
+            if c not in "euxvfC":
+                return f"set -{c} changes how later commands run (-a exports, -k takes assignments anywhere)"
+        i += 1
+    return None
+
+
+_FIND_FLAGS = frozenset(
+    "-print -print0 -ls -prune -quit -true -false -not ! -a -and -o -or , ( ) -empty -readable -writable "
+    "-executable -nouser -nogroup -depth -d -mount -xdev -follow -noleaf -ignore_readdir_race "
+    "-noignore_readdir_race -daystart -H -L -P".split()
+)
+_FIND_VALUES = frozenset(
+    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type -xtype -size -newer "
+    "-anewer -cnewer -mtime -mmin -atime -amin -ctime -cmin -user -group -uid -gid -perm -links -inum "
+    "-samefile -maxdepth -mindepth -printf -lname -ilname -fstype -used -D -newermt -newerct -newerat "
+    "-newermm -newercc -newerBt".split()
+)
+
+
+def _check_find_ro(cmd: SimpleCommand) -> str | None:
+    args, raw = cmd.args, cmd.raw_words[1:]
+    i = 0
+    while i < len(args):
+        a, r = args[i], raw[i]
+        if not cmd.literal[1 + i] and (unquoted_expansion(r) or not starts_literal(r)):
+            return f"`{r}` is only known at run time and could be a find action"
+        if a in _FIND_FLAGS or re.fullmatch(r"-O[0-9]", a):
+            i += 1
+        elif a in _FIND_VALUES:
+            i += 2
+        elif a.startswith("-"):
+            return f"find {a} is not a predicate known to be read-only"
+        else:
+            i += 1
+    return None
+
+
+def _check_tar_ro(args: list[str]) -> str | None:
+    if not args:
+        return "tar"
+    first = args[0].lstrip("-") if not args[0].startswith("--") else ""
+    rest_short = _short_flags(args[1:])
+    long_ = _long_flags(args)
+    if not (("t" in first or "--list" in long_) and set(first) <= set("tvfzjJ") and rest_short <= set("tvfzjJ")
+            and long_ <= {"--list", "--file", "--verbose", "--gzip", "--bzip2", "--xz", "--zstd", "--auto-compress"}):
+        return "tar that is not a plain listing"
+    if any(":" in a for a in args):
+        return "tar treats ARCHIVE with a colon as a remote file (rsh)"
+    return None
+
+
+def _check_unzip_ro(args: list[str]) -> str | None:
+    flags = _short_flags(args)
+    if flags & {"l", "v", "Z", "t"} and not flags - {"l", "v", "Z", "t", "q"} and not _long_flags(args):
+        return None
+    return "unzip extracts files"
+
+
+_PIP_READ = frozenset({"list", "show", "freeze", "check"})
+_PIP_OK = frozenset({"-l", "--local", "--user", "--not-required", "-e", "--editable", "--exclude-editable",
+                     "--include-editable", "-v", "-q", "-f", "--files", "--all", "--verbose", "--quiet"})
+
+
+def _check_pip_ro(args: list[str]) -> str | None:
+    if args in (["--version"], ["-V"]):
+        return None
+    if not args or args[0] not in _PIP_READ:
+        return "pip other than list/show/freeze/check"
+    for a in args[1:]:
+        if a.startswith("-") and a not in _PIP_OK and not a.startswith("--format="):
+            return f"pip option {a} is not known to be read-only (--log writes, --outdated connects)"
+    return None
+
+
+_GIT_DANGEROUS_LONG = (
+    "--output", "--ext-diff", "--textconv", "--filters", "--open-files-in-pager", "--exec", "--upload-pack",
+    "--receive-pack", "--paginate", "--config-env", "--git-dir", "--work-tree", "--exec-path",
+    "--output-directory", "--run", "--editor", "--web", "--browser", "--tool", "--extcmd", "--remote",
+)
+# Exact options of the read subcommands that are prefixes of a dangerous one (exact beats abbreviation).
+_GIT_EXACT_OK = frozenset({"--text", "--remotes", "--output-indicator-new", "--output-indicator-old",
+                           "--output-indicator-context"})
+_GIT_GLOBAL_OK = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs",
+                            "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs",
+                            "--icase-pathspecs"})
+
+
+def _check_git_ro(args: list[str], lit: list[bool]) -> str | None:
+    """git: global options from an allow-list; subcommand options checked against what can run a
+    program or write, *with git's parse-options abbreviations* (any prefix of a dangerous option counts);
+    then the subcommand must be one that only reads (``_check_git``)."""
+    if args in (["--version"], ["version"]):
+        return None
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        a = args[i]
+        if a == "-C":
+            i += 2
+        elif a in _GIT_GLOBAL_OK:
+            i += 1
+        else:
+            return f"git {a} can change what git runs (only -C, --no-pager and pathspec options are read-only)"
+    if i >= len(args):
+        return None
+    if not all(lit[i:]):
+        return "git with words only known at run time"
+    sub, rest = args[i], args[i + 1 :]
+    for r in rest:
+        if r == "--":
+            break
+        if r.startswith("--") and len(r) > 2:
+            name = r.split("=", 1)[0]
+            if name in _GIT_EXACT_OK and not (name == "--text" and sub in ("cat-file", "blame")):
+                continue
+            for bad in _GIT_DANGEROUS_LONG:
+                if bad.startswith(name):
+                    return f"git {sub} {name} can write a file or run a program (abbreviations count)"
+        elif sub == "grep" and r.startswith("-") and not r.startswith("--") and "O" in r:
+            return "git grep -O opens the matches with a program"
+    verdict = _check_git(args, lit)
+    return None if verdict is None else verdict[1]
+
+
+def read_only_reason(cmd: SimpleCommand, base: str) -> str | None:
+    """None when ``cmd`` (program ``base``) is read-only by the allow-lists, else why not."""
+    args, raw, lit = cmd.args, cmd.raw_words[1:], cmd.literal[1:]
+    spec = _opts.SPECS.get(base)
+    if cmd.extra_args and not (spec is not None and spec.any_option):
+        return "arguments only known at run time (xargs, find -exec) could add options"
+    if base in ("test", "["):
+        return _check_test_ro(cmd)
+    if base == "set":
+        return _check_set_ro(args) if all(lit) else "set with words only known at run time"
+    if base == "env":
+        return None if not args else "env with arguments runs a program with a changed environment"
+    if base == "command":
+        return None if args[:1] in (["-v"], ["-V"]) and all(lit) else "command runs a program"
+    if base == "history":
+        return "history with options changes or writes the history" if args else None
+    if base == "sed":
+        return _check_sed_ro(cmd)
+    if base in ("awk", "gawk", "mawk", "nawk"):
+        return _check_awk_ro(cmd)
+    if base == "find":
+        return _check_find_ro(cmd)
+    if base == "git":
+        return _check_git_ro(args, lit)
+    if base in _VERSION_ONLY:
+        return None if args and all(a in ("--version", "-V") for a in args) else f"{base} runs code"
+    if spec is None:
+        return f"{base} is not a known read-only command"
+    if not spec.any_option and not all(lit) and base in ("tar", "unzip", "pip", "pip3"):
+        return "words only known at run time"
+    if base == "tar":
+        return _check_tar_ro(args)
+    if base == "unzip":
+        return _check_unzip_ro(args)
+    if base in ("pip", "pip3"):
+        return _check_pip_ro(args)
+    parsed = _opts.parse_options(spec, args, raw, lit)
+    if not parsed.ok:
+        return parsed.reason
+    if base == "read":
+        return _check_read_ro(cmd, parsed)
+    if base in ("less", "more", "most") and any(args[k].startswith("+") for k in parsed.operands):
+        return f"{base} +cmd runs a pager command"
+    if base == "date" and any(not args[k].startswith("+") for k in parsed.operands):
+        return "date MMDDhhmm sets the system clock"
+    return None
+
+
+_SED_SPEC = _opts.Spec(
+    flags="nrEsuz", values="el",
+    long_flags=frozenset({"--quiet", "--silent", "--regexp-extended", "--separate", "--unbuffered",
+                          "--null-data", "--debug", "--posix", "--sandbox", "--follow-symlinks"}),
+    long_values=frozenset({"--expression", "--line-length"}),
+)
+
+
+def _check_sed_ro(cmd: SimpleCommand) -> str | None:
+    parsed = _opts.parse_options(_SED_SPEC, cmd.args, cmd.raw_words[1:], cmd.literal[1:])
+    if not parsed.ok:
+        return parsed.reason + " (sed -i edits in place, -f reads a script we do not see)"
+    scripts = parsed.values.get("-e", []) + parsed.values.get("--expression", [])
+    if not scripts:
+        if not parsed.operands:
+            return "sed without a script"
+        k = parsed.operands[0]
+        if not cmd.literal[1 + k]:
+            return "sed script only known at run time"
+        scripts = [cmd.args[k]]
+    elif not all(cmd.literal[1 + k] for k in range(len(cmd.args))):
+        return "sed with words only known at run time"
+    for s in scripts:
+        if not _sed_script_is_safe(s):
+            return "sed script may write files or run commands (w, W, e, s///e, s///w)"
+    return None
+
+
+_AWK_SPEC = _opts.Spec(
+    flags="bcNPrS", values="Fve",
+    long_flags=frozenset({"--posix", "--traditional", "--sandbox", "--characters-as-bytes", "--re-interval"}),
+    long_values=frozenset({"--field-separator", "--assign", "--source"}),
+)
+
+
+def _check_awk_ro(cmd: SimpleCommand) -> str | None:
+    parsed = _opts.parse_options(_AWK_SPEC, cmd.args, cmd.raw_words[1:], cmd.literal[1:])
+    if not parsed.ok:
+        return parsed.reason + " (awk -f/-E/-i/-l load code, -W and --profile/--dump-variables write)"
+    programs = parsed.values.get("-e", []) + parsed.values.get("--source", [])
+    if not programs:
+        if not parsed.operands:
+            return "awk without a visible program"
+        k = parsed.operands[0]
+        if not cmd.literal[1 + k]:
+            return "awk program only known at run time"
+        programs = [cmd.args[k]]
+    for program in programs:
+        if re.search(r"system|\||>|@|getline|ENVIRON|PROCINFO|fflush|close|printf?\s*>", program):
+            return "awk program may run commands or write files (system, |, >)"
+    return None

@@ -103,7 +103,7 @@ READ_ONLY = [
     "less f",
     "man ls",
     "tree -L 2",
-    "npm ls",
+
     "pip list",
     "python --version",
     "node --version",
@@ -204,6 +204,7 @@ NOT_READ_ONLY = [
     ("PAGER=evil git log", "execute"),
     ("LD_PRELOAD=x.so cat f", "execute"),
     ("npx cowsay", "execute"),
+    ("npm ls", "unknown"),
     ("python -c 'print(1)'", "execute"),
     ("python script.py", "execute"),
     ("node -e 'x'", "execute"),

@@ -45,6 +45,7 @@ def bash_request(
         rule_parts=analysis.rule_parts,
         read_only=analysis.read_only,
         read_only_parts=[s.text for s in analysis.subcommands if s.cls == "read-only"],
+        match_parts=list(analysis.match_texts),
         suggested_rule=suggested_rule,
         forbidden_reason=analysis.catastrophic,
     )

@@ -1,0 +1,268 @@
+"""Issue 15: read-only means read-only. Every example of the issue is not read-only; deny rules see
+through quoting, paths and wrappers; check-command (a real process) answers ask/deny for them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sidecar.shell.classify import Where, analyze
+
+REPO = Path(__file__).resolve().parents[2]
+WS = Path("/work/project")
+WHERE = Where(WS, home=Path("/home/u"))
+
+# Each of these was called read-only before; each can run code, write, or connect.
+ISSUE_EXAMPLES = [
+    # parser desync
+    "echo '[[ '; touch pwned; echo ' ]]'",
+    "echo '$(( '; touch pwned; echo ' ))'",
+    "cat <<'E'\nsafe\nE\ncat <<E\n$(touch pwned)\nE",
+    "cat <<E\n$(touch pwned)\nE\ncat <<'E'\nsafe\nE",
+    # expansions that execute
+    "echo ${x:-$(touch pwned)}",
+    "echo ${x:-`touch pwned`}",
+    "echo ${x@P}",
+    "echo $((a[$(touch pwned)]))",
+    "echo $((x))",
+    "[[ $x -eq 1 ]] && ls",
+    "echo ${!x}",
+    "echo ${HOME:x}",
+    "echo ${x:=y}",
+    "echo $[1+1]",
+    "((x))",
+    "test -v 'a[$(touch pwned)]'",
+    "[ -v x ]",
+    '[ "$a" "$b" ]',
+    "printf -v x y",
+    "read 'a[$(touch pwned)]'",
+    "read PATH < f",
+    "for PATH in /tmp; do ls; done",
+    "for GIT_CONFIG_PARAMETERS in x; do git log; done",
+    "f() { ls; }; f",
+    # builtins that change the shell
+    "jobs -x touch pwned",
+    "hash -p /tmp/x ls",
+    "set -a",
+    "set -k",
+    "wait -p x",
+    # options: abbreviations, clusters, attached values
+    "sort --co=./x.sh f",
+    "sort --o=F f",
+    "sort -T /tmp f",
+    "git grep --op=./x.sh x",
+    "git grep -nO./x.sh x",
+    "git grep -O x",
+    "sdiff --diff-program=./x a b",
+    "sdiff -o out a b",
+    "diff3 --diff-program=./x a b c",
+    "awk -fFILE f",
+    "awk -f prog f",
+    "mawk -W exec x",
+    "gawk --profile=out 1 f",
+    "sed '1a x\nw F' f",
+    "sed -n '$!{\nw out\n}' f",
+    "sed -s -i s/a/b/ f",
+    "less -k f",
+    "less -okeep f",
+    "man -C f ls",
+    "xargs -e sh cat",
+    "ls | xargs -e sh",
+    "shuf -o F f",
+    "time -o F ls",
+    "pip --log F list",
+    "pip list --outdated",
+    "date --s=2020-01-01",
+    "date 010101012020",
+    "ss -K",
+    "ss -D out",
+    "rg --hostname-bin ./x y",
+    "rg --pre ./x y",
+    "rg -z x",
+    "base64 -o F f",
+    "git -p log",
+    "git --paginate log",
+    "git log --textconv",
+    "git log --text --ext-diff",
+    "git log --ext x",
+    "git cat-file --filters HEAD:x",
+    "git cat-file --text HEAD:x",
+    "git diff --out=x",
+    "git log --output=x",
+    "tree -o out",
+    "tree -R",
+    "find . -fprint x",
+    "find . -fls x",
+    "find . -newer x -delete",
+    "tar -tf host:archive.tar",
+    "tar -tf a.tar --to-command=sh",
+    "uniq in out",
+    "xxd in out",
+    "hostname -F f",
+    "file -C -m magic",
+    # identity by name
+    "./git log",
+    "sub/cat f",
+    "/tmp/x/cat f",
+    "bash -lc 'ls'",
+    "bash -ic ls",
+    "bash --rcfile x -c ls",
+    # network through the shell
+    "cat < /dev/tcp/127.0.0.1/80",
+    "echo x > /dev/udp/127.0.0.1/53",
+    "exec 3<>/dev/tcp/localhost/80",
+    # run-time words where options matter
+    "sort $x",
+    'sort "$x"',
+    "sort -k $k f",
+    "find . $ARGS",
+    "ls | xargs sort",
+    "cat < $f",
+]
+
+STILL_READ_ONLY = [
+    "grep -E '[[:space:]]' f",
+    'echo "$((1+2))"',
+    "echo ${#x} ${x%%.*} ${x:-d} ${x##*/}",
+    "[[ -f x && $y == z ]] && cat x",
+    "[[ 1 -lt 2 ]]",
+    "[ -f \"$x\" ]",
+    "test -n \"$x\"",
+    "read -r line",
+    "while read -r l; do echo $l; done < f",
+    "printf '%s\\n' a b",
+    "sort -k2 -t, -n f",
+    "sort -- $x",
+    "sort src/*.txt",
+    "git log --oneline --text -5",
+    "git grep -n foo",
+    "sed -n '1a x' f",
+    "sed -n 's/a/b/gp' f",
+    "awk -F: -v x=1 '{print $1}' f",
+    "find . -name '*.py' -newer x -print0",
+    "rg -n --hidden -g '*.py' foo",
+    "time -p ls",
+    "timeout 5 git status",
+    "nice -n 5 cat f",
+    "ls | xargs -0 -n1 wc -l",
+    "set -euo pipefail",
+    "hash -r",
+    "jobs -l",
+    "date +%s",
+    "date -u -d yesterday +%F",
+    "less -R f",
+    "cat <<EOF\nhello\nEOF",
+    "cat <<'E'\n$(x)\nE",
+    "/usr/bin/cat f",
+    "bash -c 'ls && pwd'",
+    "bash -e -o pipefail -c 'ls | wc -l'",
+]
+
+
+@pytest.mark.parametrize("command", ISSUE_EXAMPLES)
+def test_issue_examples_are_not_read_only(command: str) -> None:
+    a = analyze(command, WHERE)
+    assert not a.read_only, [(s.text, s.cls, s.reason) for s in a.subcommands]
+    assert any(s.reason for s in a.subcommands if s.cls != "read-only")
+
+
+@pytest.mark.parametrize("command", STILL_READ_ONLY)
+def test_still_read_only(command: str) -> None:
+    a = analyze(command, WHERE)
+    assert a.read_only, [(s.text, s.cls, s.reason) for s in a.subcommands]
+
+
+def test_program_in_the_workspace_is_not_the_system_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bindir = tmp_path / "node_modules" / ".bin"
+    bindir.mkdir(parents=True)
+    fake = bindir / "cat"
+    fake.write_text("#!/bin/sh\ntouch pwned\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    a = analyze("cat f", Where(tmp_path))
+    assert not a.read_only and "inside the workspace" in a.subcommands[0].reason
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert analyze("cat f", Where(tmp_path)).read_only
+    monkeypatch.setenv("PATH", ".:/usr/bin:/bin")
+    assert not analyze("cat f", Where(tmp_path)).read_only
+
+
+def test_file_arguments_are_exposed() -> None:
+    a = analyze("cd sub && cat ~/.ssh/id_rsa a < b > c; grep -r pat secrets src/*.py; cp x /tmp/y", WHERE)
+    assert sorted(a.read_paths) == sorted([Path("/home/u/.ssh/id_rsa"), WS / "sub/a", WS / "sub/b", WS / "sub/secrets",
+                                          WS / "sub/x"])
+    assert a.write_paths == [WS / "sub/c", Path("/tmp/y")]
+    assert a.dynamic_paths == ["src/*.py"]
+
+
+DENIED_SPELLINGS = [
+    "curl http://127.0.0.1:9/x",
+    "'curl' http://127.0.0.1:9/x",
+    "\\curl http://127.0.0.1:9/x",
+    "c\\url http://127.0.0.1:9/x",
+    "/usr/bin/curl http://127.0.0.1:9/x",
+    "env curl http://127.0.0.1:9/x",
+    "env -i A=1 curl x",
+    "setsid curl x",
+    "flock f curl x",
+    "flock f -c 'curl x'",
+    "LANG=C curl x",
+    "nice -n 5 curl x",
+    "timeout 5 curl x",
+    "watch -n 1 curl x",
+    "strace -f curl x",
+    "chroot / curl x",
+    "unshare -n curl x",
+    "script -q -c 'curl x' /dev/null",
+    "parallel curl ::: a b",
+    "ls | xargs curl",
+    "find . -exec curl {} \\;",
+    "sudo -u u curl x",
+    "command curl x",
+    "builtin exec curl x",
+    "exec curl x",
+    "nohup curl x",
+    "stdbuf -o0 curl x",
+    "time curl x",
+    "echo ok && bash -c 'curl x'",
+    "echo $(curl x)",
+]
+
+
+def test_deny_rules_match_every_spelling(tmp_path: Path) -> None:
+    settings = tmp_path / "s.json"
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions",
+                                                    "deny": ["Bash(curl:*)"], "ask": ["Bash(git push *)"]}}))
+    commands = [*DENIED_SPELLINGS, "'git' push", "/usr/bin/git push origin", "ls", "echo curl"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "sidecar", "check-command", "--cwd", str(tmp_path), "--settings", str(settings), "-"],
+        input="\n".join(c.replace("\n", " ") for c in commands) + "\n",
+        text=True, capture_output=True, cwd=REPO, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["command"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    for command in DENIED_SPELLINGS:
+        assert rows[command]["decision"] == "deny", rows[command]
+        assert rows[command]["rule"] == "Bash(curl:*)"
+    assert rows["'git' push"]["decision"] == "ask"
+    assert rows["/usr/bin/git push origin"]["decision"] == "ask"
+    assert rows["ls"]["decision"] == "allow"
+    assert rows["echo curl"]["decision"] == "allow"  # bypass mode; `curl` is an argument here
+
+
+def test_check_command_answers_the_issue_examples(tmp_path: Path) -> None:
+    lines = [c for c in ISSUE_EXAMPLES if "\n" not in c]
+    proc = subprocess.run(
+        [sys.executable, "-m", "sidecar", "check-command", "--cwd", str(tmp_path), "--settings", "/dev/null", "-"],
+        input="\n".join(lines) + "\n", text=True, capture_output=True, cwd=REPO, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["command"] for r in rows] == lines
+    for row in rows:
+        assert set(row) >= {"command", "read_only", "decision", "rule", "subcommands"}
+        assert row["read_only"] is False and row["decision"] in ("ask", "deny"), row
