@@ -55,7 +55,7 @@ async def test_cancel_during_a_long_command_leaves_no_process(
     model_server.add_turns([{"content": [call]}, {"content": [{"type": "text", "text": "never"}]}])
     session = await acp_sidecar.new_session(workspace)
     prompt = asyncio.create_task(acp_sidecar.prompt(session, "wait a while"))
-    for _ in range(200):
+    for _ in range(2000):
         if len(procs_running("sleep 64.")) == 2:
             break
         await asyncio.sleep(0.05)
