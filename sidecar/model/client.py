@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import os
 import random
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,20 @@ def make_client(settings: ModelSettings) -> anthropic.AsyncAnthropic:
     return anthropic.AsyncAnthropic(**kwargs)
 
 
+def warm_up(client: ModelClient) -> None:
+    """Import the SDK, build the schemas of its types (it defers them to first use, a few hundred ms
+    on the first reply) and create the HTTP client (its TLS context loads the CA store): called in a
+    background thread after ``initialize``, so the first prompt costs what the tenth does."""
+    import anthropic.types as api_types
+    from pydantic import BaseModel
+
+    for name in dir(api_types):
+        model = getattr(api_types, name)
+        if isinstance(model, type) and issubclass(model, BaseModel) and not model.__pydantic_complete__:
+            model.model_rebuild()
+    client.client  # noqa: B018  # created here, not on the first request
+
+
 def _retry_after(exc: anthropic.APIStatusError) -> float | None:
     value = exc.response.headers.get("retry-after") if exc.response is not None else None
     if value is None:
@@ -101,6 +116,7 @@ class ModelClient:
     def __init__(self, settings: ModelSettings, *, shared: ModelClient | None = None) -> None:
         self.settings = settings
         self._client: anthropic.AsyncAnthropic | None = None
+        self._lock = threading.Lock()
         # The server-wide client whose connections this one uses (see ``for_session``).
         self._shared = shared
 
@@ -113,9 +129,10 @@ class ModelClient:
     def client(self) -> anthropic.AsyncAnthropic:
         if self._shared is not None:
             return self._shared.client
-        if self._client is None:
-            self._client = make_client(self.settings)
-        return self._client
+        with self._lock:  # the warm-up thread may be creating it
+            if self._client is None:
+                self._client = make_client(self.settings)
+            return self._client
 
     async def stream(self, params: dict[str, Any], callbacks: StreamCallbacks | None = None) -> ModelReply:
         """One model call, streamed, retried as a whole on transient failure.

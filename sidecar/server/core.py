@@ -8,7 +8,9 @@ the whole protocol surface of the agent side (DESIGN.md §3.1, §3.3).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from sidecar.agent.loop import AgentLoop, Conversation
 from sidecar.agent.prompt import build_system_prompt
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
 from sidecar.model.client import ModelClient, ModelError
+from sidecar.model.client import warm_up as warm_up_model_client
 from sidecar.model.settings import ModelSettings
 from sidecar.permissions.gate import PermissionGate
 from sidecar.permissions.hooks import run_session_start
@@ -140,6 +143,7 @@ class SessionCore:
         self.client_settings: dict[str, Any] = {}
         self.on_session_start: list[SessionHook] = []
         self.before_prompt: list[BeforePrompt] = []
+        self._warmed = False
         self.after_prompt: list[AfterPrompt] = []
         self.methods: dict[str, Handler] = {
             "initialize": self.initialize,
@@ -151,6 +155,16 @@ class SessionCore:
             "session/set_mode": self.set_mode,
             "_sidecar/sessions/rewind": self.rewind,
         }
+
+    def warm_up(self) -> None:
+        """Import what the first turn needs (the SDK, httpx, ACP's schema, the shell parser) in a thread,
+        once, right after ``initialize`` has answered: the first prompt then costs what the tenth does,
+        and startup to ``initialize`` stays as fast as before."""
+        if self._warmed:
+            return
+        self._warmed = True
+        threading.Thread(target=import_first_turn_modules, args=(self.model,), name="sidecar-warm-up",
+                         daemon=True).start()
 
     def add_method(self, method: str, handler: Handler) -> None:
         """A feature's own method (``_sidecar/…``); the protocol's methods cannot be replaced."""
@@ -192,6 +206,7 @@ class SessionCore:
         meta = params.get("_meta") or {}
         if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("settings"), dict):
             self.configure(meta["sidecar"]["settings"])
+        asyncio.get_running_loop().call_soon(self.warm_up)  # after this answer is written
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": self.agent_capabilities(),
@@ -355,6 +370,26 @@ class SessionCore:
         for session in [s for s in self.sessions.values() if s.channel is channel]:
             await close_session(session)
             self.sessions.pop(session.id, None)
+
+
+# Heavy modules of the first turn, imported in the background after initialize (docs/performance.md).
+# The last five are what the SDK imports lazily on its first request (measured with -X importtime);
+# a name missing in another SDK version is skipped.
+FIRST_TURN_MODULES = ("anthropic", "anthropic.types", "httpx", "acp.schema", "sidecar.shell.classify",
+                      "sidecar.tools.builtin", "httpcore2", "opentelemetry.propagate", "anyio._core._sockets",
+                      "anyio._core._streams", "concurrent.futures.thread")
+
+
+def import_first_turn_modules(model: ModelClient) -> None:
+    for name in FIRST_TURN_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a missing optional module is the first turn's problem, reported there
+            log.debug("warm-up import of %s failed", name, exc_info=True)
+    try:
+        warm_up_model_client(model)
+    except Exception:
+        log.debug("model client warm-up failed", exc_info=True)
 
 
 # Services owned by the server, not the session: never closed with a session.

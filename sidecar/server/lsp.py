@@ -52,6 +52,10 @@ class SidecarProtocol(LanguageServerProtocol):
             server.core.configure(options["settings"])
         result.capabilities.experimental = {"acp": {"protocolVersion": 1,
                                                     "agentCapabilities": server.core.agent_capabilities()}}
+        try:
+            asyncio.get_running_loop().call_soon(server.core.warm_up)  # after this answer is written
+        except RuntimeError:  # no loop running (a synchronous test harness): warm up now
+            server.core.warm_up()
         return result
 
 
