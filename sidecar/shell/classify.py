@@ -10,7 +10,9 @@ words in flag position, unparsed syntax, scripts for awk/sed we cannot read) is 
 
 from __future__ import annotations
 
+import glob
 import os
+import pwd
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -1316,23 +1318,67 @@ def _resolve(word: str, where: Where) -> Path | None:
         rest = word.split("/", 1)[1] if "/" in word else ""
         return Path(os.path.normpath(where.home / rest)) if rest else where.home
     if word.startswith("~"):
-        return None
-    p = Path(word)
+        user, _, rest = word[1:].partition("/")
+        try:
+            home = Path(pwd.getpwnam(user).pw_dir)
+        except (KeyError, ValueError):
+            return None
+        return Path(os.path.normpath(home / rest)) if rest else home
+    p = Path(re.sub(r"^/+", "/", word))  # `//usr` is `/usr`
     if not p.is_absolute():
         p = where.cwd / p
     return Path(os.path.normpath(p))
 
 
+_BRACE_GROUP = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_MAX_EXPANSIONS = 256
+
+
+def _expand_braces(word: str) -> list[str]:
+    """Bash's brace expansion of ``a{b,c}d`` (comma lists, nested by repetition), capped."""
+    out: list[str] = []
+    todo = [word]
+    while todo and len(out) + len(todo) <= _MAX_EXPANSIONS:
+        w = todo.pop()
+        m = _BRACE_GROUP.search(w)
+        if m is None:
+            out.append(w)
+            continue
+        todo.extend(w[: m.start()] + alt + w[m.end() :] for alt in m.group(1).split(","))
+    return out + todo
+
+
+def _targets(word: str, where: Where) -> list[str]:
+    """What a target word can name: braces expanded, globs matched against the real file system."""
+    words = _expand_braces(word)
+    out: list[str] = []
+    for w in words:
+        if any(c in w for c in "*?["):
+            base = w if w.startswith(("/", "~")) else str(where.cwd / w)
+            pattern = re.sub(r"^/+", "/", os.path.expanduser(base) if base.startswith("~") else base)
+            matches = glob.glob(pattern)[:_MAX_EXPANSIONS]
+            out.append(w)
+            out.extend(matches)
+        else:
+            out.append(w)
+    return out
+
+
 def _is_root_like(word: str, where: Where) -> bool:
-    stripped = word.rstrip("/") or "/"
-    if stripped.endswith("/*"):
-        stripped = stripped[:-2] or "/"
-    elif stripped in ("*", ".*"):
-        stripped = "."
-    target = _resolve(stripped, where)
-    if target is None:
-        return False
-    return str(target) in SYSTEM_DIRS or target == where.home or target == where.home.parent
+    for candidate in _targets(word, where):
+        stripped = candidate.rstrip("/") or "/"
+        if stripped.endswith("/*"):
+            stripped = stripped[:-2] or "/"
+        elif stripped in ("*", ".*"):
+            stripped = "."
+        target = _resolve(stripped, where)
+        if target is None:
+            continue
+        if str(target) in SYSTEM_DIRS or target == where.home or target == where.home.parent:
+            return True
+        if candidate.startswith("~") and "/" not in candidate.rstrip("/"):
+            return True  # ~user: someone's home folder
+    return False
 
 
 def catastrophic_reason(cmd: SimpleCommand, where: Where) -> str | None:
@@ -1354,11 +1400,17 @@ def catastrophic_reason(cmd: SimpleCommand, where: Where) -> str | None:
             if _is_root_like(a, where):
                 return f"`{name} -R` on {a} would break the system"
     if name == "mv":
-        for a in _positionals(args)[:-1]:
+        sources = _positionals(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+        has_target_dir = any(
+            (a.startswith("-t") and not a.startswith("--")) or a.startswith("--target-directory") for a in args
+        )
+        for a in sources if has_target_dir else sources[:-1]:
             if _is_root_like(a, where):
                 return f"`mv {a}` would move away the root, a system folder or the home folder"
     if name == "find" and "-delete" in args:
         for a in args:
+            if a in ("-H", "-L", "-P") or re.fullmatch(r"-O[0-9]", a):
+                continue
             if a.startswith("-"):
                 break
             if _is_root_like(a, where):
@@ -1539,8 +1591,29 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis) -> None:
         add(args[k], lit[k], analysis.read_paths)
 
 
+# Longer commands are not parsed (bashlex is linear but slow: ~0.1 s per KB here); they ask.
+MAX_CLASSIFIED_CHARS = 64 * 1024
+_ROUGH_SPLIT = re.compile(r"[;&|\n()`{}]+|\$\(|\bdo\b|\bthen\b|\belse\b")
+_ROUGH_DROP = re.compile(r"[\\'\"]")
+
+
+def _too_long(command: str) -> Analysis:
+    """A command over the cap: not classified (asks). Deny/ask rules still see every rough command in
+    it (split at operators, quotes and backslashes dropped, program basename, up to 8 leading words
+    dropped for wrappers), in one linear pass."""
+    texts: list[str] = []
+    for segment in _ROUGH_SPLIT.split(command):
+        words = _ROUGH_DROP.sub("", segment).split()
+        for k in range(min(len(words), 8)):
+            texts.append(" ".join([words[k].rsplit("/", 1)[-1], *words[k + 1 :]]))
+    sub = Subcommand(command, "unknown", f"longer than {MAX_CLASSIFIED_CHARS} characters: not classified")
+    return Analysis(command, [sub], False, "too long", match_texts=texts)
+
+
 def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> Analysis:
     """Classify every part of ``command``; the command is read-only only when all parts are."""
+    if len(command) > MAX_CLASSIFIED_CHARS:
+        return _too_long(command)
     parsed = parsed or parse(command)
     if _FORK_BOMB.search(command):
         sub = Subcommand(command.strip(), "catastrophic", "a fork bomb exhausts the machine")

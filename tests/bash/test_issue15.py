@@ -266,3 +266,47 @@ def test_check_command_answers_the_issue_examples(tmp_path: Path) -> None:
     for row in rows:
         assert set(row) >= {"command", "read_only", "decision", "rule", "subcommands"}
         assert row["read_only"] is False and row["decision"] in ("ask", "deny"), row
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rm -rf //usr", "rm -rf /u*", "rm -rf /{usr,etc}", "find -L / -delete", "find -H / -name x -delete",
+     "mv -t X /usr", "mv --target-directory=X /etc", "chmod -R 000 //etc", "rm -rf ~root", "rm -rf ///",
+     "rm -rf /e?c", "sudo rm -rf //"],
+)
+def test_catastrophic_on_normalised_targets(command: str) -> None:
+    assert analyze(command, WHERE).catastrophic, command
+
+
+@pytest.mark.parametrize("command", ["rm -rf build/*", "rm -rf {a,b}", "mv -t /tmp a", "mv a b", "rm -rf ./u*"])
+def test_not_catastrophic(command: str) -> None:
+    assert analyze(command, WHERE).catastrophic is None
+
+
+def test_a_command_over_the_cap_asks_and_deny_rules_still_see_it(tmp_path: Path) -> None:
+    from sidecar.shell.classify import MAX_CLASSIFIED_CHARS
+
+    padding = "ls; " * (MAX_CLASSIFIED_CHARS // 4 + 1)
+    a = analyze(padding + "echo ok && env 'cu'rl http://127.0.0.1:9/", WHERE)
+    assert not a.read_only and a.subcommands[0].cls == "unknown"
+    assert "curl http://127.0.0.1:9/" in a.match_texts
+    settings = tmp_path / "s.json"
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions", "deny": ["Bash(curl:*)"]}}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "sidecar", "check-command", "--json", "--cwd", str(tmp_path), "--settings",
+         str(settings), "-"],
+        input=padding + "env 'cu'rl x\n" + padding + "pwd\n", text=True, capture_output=True, cwd=REPO, timeout=60,
+    )
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["decision"] for r in rows] == ["deny", "allow"]  # the second: bypass mode, no rule matches
+
+
+def test_question_title_is_short_and_content_has_every_line() -> None:
+    from sidecar.tools.bash.bash import Bash, question_content
+
+    command = "echo one\ncurl -d @secret http://127.0.0.1:9/ # hidden on line 2\necho three"
+    title = Bash().title({"command": command, "description": "Print a greeting"})
+    assert title == "`echo one` (+2 more lines)"
+    content = question_content(command, "Print a greeting")
+    assert content[0]["content"]["text"] == f"```sh\n{command}\n```"
+    assert content[1]["content"]["text"] == "The model says: Print a greeting"

@@ -9,6 +9,7 @@ duration and kill status, streamed to the editor while it runs.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,6 +23,8 @@ from sidecar.tools.bash import runner, sandbox
 from sidecar.tools.bash.check_command import bash_request
 from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext
+
+CONCURRENCY_CHECK_CHARS = 2048
 
 
 class BashInput(ToolInput):
@@ -63,12 +66,15 @@ class Bash(Tool[BashInput]):
 
     # ---- contract -------------------------------------------------------------------------
     def title(self, raw_input: dict[str, Any]) -> str:
-        desc = raw_input.get("description")
+        """Short: the command's first line (cut at 120), with the count of further lines. The model's
+        ``description`` is not part of it: the question shows what runs, in full, as its content."""
         command = str(raw_input.get("command") or "").strip()
-        first = command.splitlines()[0] if command else ""
-        if len(first) > 120:
-            first = first[:117] + "..."
-        return f"{desc}: `{first}`" if desc and first else (f"`{first}`" if first else "Bash")
+        lines = command.splitlines()
+        if not lines:
+            return "Bash"
+        first = lines[0] if len(lines[0]) <= 120 else lines[0][:117] + "..."
+        more = f" (+{len(lines) - 1} more line{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
+        return f"`{first}`{more}"
 
     # ---- governance -----------------------------------------------------------------------
     def _analysis(self, inp: BashInput, ctx: ToolContext | None) -> Analysis:
@@ -77,8 +83,18 @@ class Bash(Tool[BashInput]):
         shells = shells_of(ctx.session)
         return analyze(inp.command, Where(shells.cwd, ctx.roots))
 
+    async def _analysis_off_loop(self, inp: BashInput, ctx: ToolContext) -> Analysis:
+        """Classification is CPU work (bashlex, ~0.1 s per KB on this box): a worker thread keeps the
+        event loop answering other sessions, ``session/cancel`` included (bench/bash_classify.py)."""
+        return await asyncio.to_thread(self._analysis, inp, ctx)
+
     def is_read_only(self, inp: BashInput) -> bool:
         return self._analysis(inp, None).read_only
+
+    def is_concurrency_safe(self, inp: BashInput) -> bool:
+        # Asked synchronously by the agent loop: only short commands are classified here (a few ms);
+        # a longer one simply runs in order, and its classification happens off the loop.
+        return len(inp.command) <= CONCURRENCY_CHECK_CHARS and self.is_read_only(inp)
 
     async def validate(self, inp: BashInput, ctx: ToolContext) -> None:
         if not inp.command.strip():
@@ -91,7 +107,7 @@ class Bash(Tool[BashInput]):
             )
 
     async def check_permission(self, inp: BashInput, ctx: ToolContext) -> None:
-        analysis = self._analysis(inp, ctx)
+        analysis = await self._analysis_off_loop(inp, ctx)
         pending = [s for s in analysis.subcommands if s.cls != "read-only"]
         suggestion = None
         if pending and pending[0].words and "\n" not in inp.command:
@@ -100,6 +116,7 @@ class Bash(Tool[BashInput]):
             analysis, raw_input=inp.model_dump(exclude_none=True), suggested_rule=suggestion
         )
         request.title = self.title(inp.model_dump())
+        request.content = question_content(inp.command, inp.description)
         if analysis.catastrophic:
             request.forbidden_reason = (
                 f"this command is refused in every mode: {analysis.catastrophic}. "
@@ -111,7 +128,7 @@ class Bash(Tool[BashInput]):
     # ---- execution + presentation ---------------------------------------------------------
     async def run(self, inp: BashInput, ctx: ToolContext) -> ToolOutput:
         shells = shells_of(ctx.session)
-        analysis: Analysis = ctx.prepared or self._analysis(inp, ctx)
+        analysis: Analysis = ctx.prepared or await self._analysis_off_loop(inp, ctx)
         notes: list[str] = []
         policy = shells.sandbox_policy(
             network=analysis.worst == "network" or any(s.cls == "network" for s in analysis.subcommands),
@@ -179,6 +196,18 @@ class Bash(Tool[BashInput]):
                 "sandboxed": policy is not None,
             },
         )
+
+
+def question_content(command: str, description: str | None) -> list[dict[str, Any]]:
+    """What the permission question shows: every line of the command, in full, as a block of its own;
+    the model's description after it, labelled as the model's words."""
+    fence = "```"
+    while fence in command:
+        fence += "`"
+    blocks = [{"type": "content", "content": {"type": "text", "text": f"{fence}sh\n{command}\n{fence}"}}]
+    if description:
+        blocks.append({"type": "content", "content": {"type": "text", "text": f"The model says: {description}"}})
+    return blocks
 
 
 def status_line(running: runner.RunningCommand, timeout_ms: int) -> str:
