@@ -4,10 +4,12 @@
 
 - on session start: agent types, tool search, the observed read ledger with checkpoints and nested
   memory, compaction, MCP servers, skills, the slash-command list;
-- before a prompt: slash commands (``/compact``, ``/clear``, ``/model``, ``/<skill>``), the brief-mode
+- before a prompt: workspace trust (the questions a new session did not ask: the workspace, each
+  ``.mcp.json`` server; what the answer enables starts then), slash commands (``/compact``, ``/clear``,
+  ``/model``, ``/<skill>``), the brief-mode
   notice, a checkpoint per user turn (its id goes back in the result's ``_meta.sidecar.userMessageId``);
 - after a prompt: the "turn finished" notification;
-- the ``_sidecar/panel_visibility`` method.
+- the ``_sidecar/panel_visibility`` and ``_sidecar/workspace_trust`` methods.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 from typing import Any
 
 from sidecar.errors import agent_error
+from sidecar.permissions.trust import trust_of
 from sidecar.server.core import PromptTurn, SessionCore
 from sidecar.session import ClientChannel, Session
 
@@ -62,10 +65,58 @@ def attach(core: SessionCore) -> None:
     async def panel_visibility(params: dict[str, Any], channel: ClientChannel) -> None:
         channel.panel_visible = bool(params.get("visible", True))  # type: ignore[attr-defined]
 
+    async def trust_first(turn: PromptTurn) -> dict[str, Any] | None:
+        await resolve_trust(turn.session)
+        return None
+
+    async def workspace_trust(params: dict[str, Any], channel: ClientChannel) -> None:
+        trusted = params.get("trusted")
+        if not isinstance(trusted, bool):
+            return
+        channel.workspace_trust = trusted  # type: ignore[attr-defined]
+        for session in [s for s in core.sessions.values() if s.channel is channel]:
+            trust = trust_of(session)
+            if trust is not None:
+                trust.client_trust = trusted
+                if trusted and not trust.workspace_trusted:
+                    trust.granted_pending = True  # applied before the session's next prompt
+                trust.trusted = trusted
+
     core.on_session_start.append(on_start)
+    core.before_prompt.insert(0, trust_first)
     core.before_prompt.append(before_prompt)
     core.after_prompt.append(after_prompt)
     core.add_method("_sidecar/panel_visibility", panel_visibility)
+    core.add_method("_sidecar/workspace_trust", workspace_trust)
+
+
+async def resolve_trust(session: Session) -> None:
+    """Ask what the session's opening did not (docs/permissions.md, Trust) and start what was allowed."""
+    from sidecar.agent.prompt import build_system_prompt
+    from sidecar.mcp.manager import ask_pending_mcp
+    from sidecar.permissions.hooks import run_session_start
+
+    trust = trust_of(session)
+    if trust is None:
+        return
+    granted = trust.granted_pending
+    trust.granted_pending = False
+    if trust.trusted is None and not trust.asked:
+        granted = await trust.ask_workspace()
+    if granted:
+        session.permissions.trust_changed()
+        if not session.history:  # nothing sent yet: the system prompt can still change (no cache lost)
+            session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
+                                                                    allow=trust.import_allowed)
+            mode = session.permissions.initial_mode()
+            if mode != session.mode:
+                await session.set_mode(mode, by="settings")
+        for context in await run_session_start(session, "startup"):
+            session.add_notice(context)
+    try:
+        await ask_pending_mcp(session)
+    except Exception:
+        log.exception("MCP servers could not be started")
 
 
 async def start_session(core: SessionCore, session: Session) -> None:

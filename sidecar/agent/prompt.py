@@ -11,6 +11,8 @@ import platform
 import subprocess
 from pathlib import Path
 
+from sidecar.memory.nested import ImportPolicy, expand_imports, refused_always
+from sidecar.secrets import scrubbed_env
 from sidecar.workspace.gitenv import safe_git_env
 
 MEMORY_FILES = ("CLAUDE.md", "AGENTS.md")
@@ -28,7 +30,7 @@ tasks in the user's workspace using the tools provided.
 
 def git_status(cwd: Path) -> str:
     try:
-        env = safe_git_env()  # a repository's core.fsmonitor, hooks or pager never run here
+        env = safe_git_env(scrubbed_env())  # a repository's core.fsmonitor, hooks or pager never run here
         branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True,
                                 text=True, timeout=3, env=env)
         if branch.returncode != 0:
@@ -42,24 +44,27 @@ def git_status(cwd: Path) -> str:
         return "unknown (git not available)"
 
 
-def read_memory(cwd: Path, home: Path | None = None) -> list[tuple[Path, str]]:
-    """User-level then project-level memory files (nested ones are loaded later, on first read below)."""
+def read_memory(cwd: Path, home: Path | None = None,
+                allow: ImportPolicy = refused_always) -> list[tuple[Path, str]]:
+    """User-level then project-level memory files (nested ones are loaded later, on first read below).
+    ``allow`` governs the project files' ``@path`` imports (the repository wrote them); the user's own
+    file imports anything but kernel files."""
     found: list[tuple[Path, str]] = []
-    candidates = [(home or Path.home()) / ".claude" / "CLAUDE.md"]
-    candidates += [cwd / name for name in MEMORY_FILES] + [cwd / ".claude" / "CLAUDE.md"]
+    user = (home or Path.home()) / ".claude" / "CLAUDE.md"
+    candidates = [user, *[cwd / name for name in MEMORY_FILES], cwd / ".claude" / "CLAUDE.md"]
     for path in candidates:
         try:
             if path.is_file():
-                from sidecar.memory.nested import expand_imports  # @path imports, as nested memory has
-
                 text = path.read_text(encoding="utf-8", errors="replace")[:MAX_MEMORY_CHARS]
-                found.append((path, expand_imports(text, path.parent, {path.resolve()})))
+                policy = refused_always if path == user else allow
+                found.append((path, expand_imports(text, path.parent, {path.resolve()}, allow=policy)))
         except OSError:
             continue
     return found
 
 
-def build_system_prompt(cwd: Path, roots: list[Path], extra_sections: list[str] | None = None) -> str:
+def build_system_prompt(cwd: Path, roots: list[Path], extra_sections: list[str] | None = None,
+                        allow: ImportPolicy = refused_always) -> str:
     today = datetime.date.today().isoformat()
     env = [
         f"Working directory: {cwd}",
@@ -69,7 +74,7 @@ def build_system_prompt(cwd: Path, roots: list[Path], extra_sections: list[str] 
         f"Git status at session start:\n{git_status(cwd)}",
     ]
     parts = [IDENTITY, "<env>\n" + "\n".join(env) + "\n</env>"]
-    for path, text in read_memory(cwd):
+    for path, text in read_memory(cwd, allow=allow):
         parts.append(f"<memory path=\"{path}\">\n{text}\n</memory>")
     parts.extend(extra_sections or [])
     return "\n\n".join(parts)

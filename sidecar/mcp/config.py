@@ -4,6 +4,10 @@ ACP shapes: stdio ``{name, command, args, env: [{name, value}]}``; ``{type: "htt
 headers: [{name, value}]}``. ``.mcp.json`` (Claude Code's): ``{"mcpServers": {name: {command, args,
 env: {…}} | {type: "http" | "sse", url, headers: {…}}}}``; ``${VAR}`` and ``${VAR:-default}`` are
 expanded from the environment. A server the client sent wins over a ``.mcp.json`` one of the same name.
+
+A ``.mcp.json`` server comes from the repository: it starts only once the user allowed it
+(``sidecar.permissions.trust``), and one that names a secret (``${ANTHROPIC_API_KEY}``, a name in
+``secretEnvVars``) anywhere is refused: secrets are never expanded into a project-provided command.
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ class ServerConfig:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     source: str = "client"
+    # The configuration as written (before ``${VAR}`` expansion): what the user is asked about.
+    raw: dict[str, Any] = field(default_factory=dict)
+    # Why this server may not start at all (it names a secret), or None.
+    refused: str | None = None
 
 
 def _expand(value: str) -> str:
@@ -43,6 +51,12 @@ def _pairs(value: Any) -> dict[str, str]:
     if isinstance(value, list):
         return {str(p["name"]): _expand(str(p.get("value", ""))) for p in value if isinstance(p, dict) and "name" in p}
     return {}
+
+
+def secret_references(raw: Any, secret_names: tuple[str, ...]) -> list[str]:
+    """The secret variables ``${…}`` in a configuration names, anywhere in it."""
+    text = json.dumps(raw, default=str)
+    return sorted({m.group(1) for m in VAR.finditer(text) if m.group(1) in secret_names})
 
 
 def parse_server(name: str, raw: dict[str, Any], source: str) -> ServerConfig | None:
@@ -62,7 +76,8 @@ def parse_server(name: str, raw: dict[str, Any], source: str) -> ServerConfig | 
     return None
 
 
-def server_configs(cwd: Path, from_client: list[dict[str, Any]]) -> list[ServerConfig]:
+def server_configs(cwd: Path, from_client: list[dict[str, Any]],
+                   secret_names: tuple[str, ...] = ()) -> list[ServerConfig]:
     found: dict[str, ServerConfig] = {}
     path = cwd / ".mcp.json"
     if path.is_file():
@@ -70,8 +85,15 @@ def server_configs(cwd: Path, from_client: list[dict[str, Any]]) -> list[ServerC
             data = json.loads(path.read_text(encoding="utf-8"))
             for name, raw in (data.get("mcpServers") or {}).items():
                 if isinstance(raw, dict):
-                    config = parse_server(str(name), raw, ".mcp.json")
+                    secrets = secret_references(raw, secret_names)
+                    config = parse_server(str(name), {} if secrets else raw, ".mcp.json") if not secrets else \
+                        ServerConfig(name=str(name), transport="stdio", source=".mcp.json")
                     if config is not None:
+                        config.raw = raw
+                        if secrets:
+                            config.refused = (f"it passes the secret {', '.join(secrets)} to a command the "
+                                              "repository chose; secrets are never expanded into a "
+                                              "project-provided command")
                         found[config.name] = config
         except (OSError, ValueError, AttributeError) as exc:
             log.warning("could not read %s: %s", path, exc)

@@ -18,6 +18,9 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from sidecar.mcp.config import ServerConfig, server_configs
+from sidecar.permissions.gate import secret_env_names
+from sidecar.permissions.trust import McpOffer, describe_mcp, mcp_fingerprint, trust_of
+from sidecar.secrets import SECRET_ENV_VARS
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,7 @@ class McpConnection:
 
         c = self.config
         if c.transport == "stdio":
+            # The SDK passes only a few safe variables (HOME, PATH, …) plus the configured ``env``.
             params = StdioServerParameters(command=c.command, args=c.args, env=c.env or None, cwd=self.session.cwd)
             return Client(params, mode="legacy")
         if c.transport == "sse":
@@ -130,14 +134,55 @@ class McpManager:
         await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
 
 
+def mcp_offer(config: ServerConfig) -> McpOffer:
+    return McpOffer(config.name, describe_mcp(config.raw), mcp_fingerprint(config.raw))
+
+
 async def start_mcp(session: Any) -> None:
+    """Connect the client's servers and the ``.mcp.json`` servers the user already allowed; the others
+    wait in ``session.services["mcp_pending"]`` for ``ask_pending_mcp`` (the first prompt)."""
+    configs = server_configs(session.cwd, session.mcp_servers, (*SECRET_ENV_VARS, *secret_env_names(session)))
+    trust = trust_of(session)
+    ready: list[ServerConfig] = []
+    pending: list[ServerConfig] = []
+    for config in configs:
+        if config.source != ".mcp.json":
+            ready.append(config)
+        elif config.refused:
+            session.audit("mcp_server_refused", server=config.name, reason=config.refused)
+            session.add_notice(f"The MCP server {config.name!r} from .mcp.json was not started: {config.refused}.")
+        else:
+            decision = trust.mcp_decision(mcp_offer(config)) if trust is not None else False
+            if decision is True:
+                ready.append(config)
+            elif decision is None:
+                pending.append(config)
+            else:
+                session.audit("mcp_server_not_trusted", server=config.name)
+    session.services["mcp_pending"] = pending
+    await connect_mcp(session, ready)
+
+
+async def ask_pending_mcp(session: Any) -> None:
+    """Ask about each ``.mcp.json`` server not decided yet (by name and command), then start the allowed."""
+    pending: list[ServerConfig] = session.services.pop("mcp_pending", None) or []
+    trust = trust_of(session)
+    if not pending or trust is None:
+        return
+    allowed = [c for c in pending if await trust.ask_mcp(mcp_offer(c))]
+    await connect_mcp(session, allowed)
+
+
+async def connect_mcp(session: Any, configs: list[ServerConfig]) -> None:
     from sidecar.mcp.tools import McpTool, resource_tools
 
-    configs = server_configs(session.cwd, session.mcp_servers)
     if not configs:
         return
-    manager = McpManager(session)
-    session.services["mcp"] = manager
+    manager = session.services.get("mcp")
+    if not isinstance(manager, McpManager):
+        manager = McpManager(session)
+        session.services["mcp"] = manager
+    had_tools = any(c.tools for c in manager.connections.values())
     await manager.start(configs)
     registry = session.services["registry"]
     added = 0
@@ -147,7 +192,7 @@ async def start_mcp(session: Any) -> None:
             if registry.get(name) is None:
                 registry.add(McpTool(conn, tool, name))
                 added += 1
-    if any(c.tools for c in manager.connections.values()):
+    if not had_tools and any(c.tools for c in manager.connections.values()):
         for tool in resource_tools(manager):
             registry.add(tool)
     log.info("MCP: %d servers, %d tools", len(manager.connections), added)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,42 @@ MEMORY_NAMES = ("CLAUDE.md", "AGENTS.md")
 MAX_CHARS = 40_000
 MAX_IMPORT_DEPTH = 5
 IMPORT = re.compile(r"(?:^|\s)@((?:~/|/|\./|\.\./|[\w.-]+/)[^\s`]*|[\w.-]+\.[\w]+)")
+# Never imported, from any memory file: kernel views (``/proc/self/environ`` holds the environment).
+NEVER_IMPORTED = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+# Decides whether an import target (resolved) may be read: None means yes, a string is the reason not.
+ImportPolicy = Callable[[Path], "str | None"]
 
 
-def expand_imports(text: str, base: Path, seen: set[Path] | None = None, depth: int = 0) -> str:
-    """Inline ``@path`` imports after the text that names them."""
+def refused_always(target: Path) -> str | None:
+    if any(target == d or target.is_relative_to(d) for d in NEVER_IMPORTED):
+        return "kernel files (/proc, /sys, /dev) are never imported"
+    return None
+
+
+def import_targets(text: str, base: Path) -> Iterator[Path]:
+    """Each ``@path`` the text imports, resolved (symlinks followed), in order; fences and code spans skipped."""
+    in_fence = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        scrubbed = re.sub(r"`[^`]*`", "", line)
+        for match in IMPORT.finditer(scrubbed):
+            raw = match.group(1)
+            target = (Path.home() / raw[2:]) if raw.startswith("~/") else (base / raw)
+            try:
+                yield target.resolve()
+            except (OSError, RuntimeError):
+                continue
+
+
+def expand_imports(text: str, base: Path, seen: set[Path] | None = None, depth: int = 0,
+                   allow: ImportPolicy = refused_always) -> str:
+    """Inline ``@path`` imports after the text that names them; ``allow`` may refuse a target (a note
+    stands in its place, so the model and the user see what was left out and why)."""
     seen = seen if seen is not None else set()
     if depth >= MAX_IMPORT_DEPTH:
         return text
@@ -37,20 +70,20 @@ def expand_imports(text: str, base: Path, seen: set[Path] | None = None, depth: 
             continue
         if in_fence:
             continue
-        scrubbed = re.sub(r"`[^`]*`", "", line)
-        for match in IMPORT.finditer(scrubbed):
-            raw = match.group(1)
-            target = (Path.home() / raw[2:]) if raw.startswith("~/") else (base / raw)
+        for target in import_targets(line, base):
             try:
-                target = target.resolve()
                 if target in seen or not target.is_file():
                     continue
                 seen.add(target)
+                refused = refused_always(target) or allow(target)
+                if refused:
+                    out.append(f"[@{target} not imported: {refused}]")
+                    continue
                 body = target.read_text(encoding="utf-8", errors="replace")[:MAX_CHARS]
             except OSError:
                 continue
             out.append(f"<imported path=\"{target}\">\n"
-                       f"{expand_imports(body, target.parent, seen, depth + 1)}\n</imported>")
+                       f"{expand_imports(body, target.parent, seen, depth + 1, allow)}\n</imported>")
     return "\n".join(out)
 
 
@@ -81,7 +114,9 @@ class NestedMemory:
                     continue
                 self.loaded.add(memory)
                 text = memory.read_text(encoding="utf-8", errors="replace")[:MAX_CHARS]
-                body = expand_imports(text, directory, {memory.resolve()})
+                policy = self.session.services.get("import_policy")
+                body = expand_imports(text, directory, {memory.resolve()},
+                                      allow=policy if callable(policy) else refused_always)
                 self.session.audit("memory_loaded", path=str(memory))
                 self.session.add_notice(
                     f"Contents of {memory} (instructions for files under {directory}; follow them when "

@@ -48,6 +48,8 @@ from sidecar.permissions.settings import (
     add_rule_to_settings_file,
     local_settings_path,
 )
+from sidecar.permissions.trust import WorkspaceTrust, granted_rules, trust_of, workspace_trusted
+from sidecar.secrets import scrubbed_env
 from sidecar.session import MODES, Mode
 
 if TYPE_CHECKING:
@@ -127,7 +129,8 @@ class PermissionGate:
         self.session_rules: list[Rule] = []
         # Called before every question to the user (e.g. to notify an editor whose panel is hidden).
         self.on_ask: list[Callable[[PermissionRequest, CallContext], Awaitable[None]]] = []
-        self.loader = SettingsLoader(Path(session.cwd))
+        self.loader = SettingsLoader(Path(session.cwd), trusted=lambda: workspace_trusted(session),
+                                     granted=lambda: granted_rules(session))
         self._client_settings: dict[str, Any] | None = None
         self._widen_roots()
         # A new session starts in settings' defaultMode (the client may still choose another).
@@ -155,6 +158,10 @@ class PermissionGate:
 
     def rules(self) -> list[Rule]:
         return [*self.settings().rules(), *self.session_rules]
+
+    def trust_changed(self) -> None:
+        """The workspace became trusted: its settings' directories and default mode now apply."""
+        self._widen_roots()
 
     def _widen_roots(self) -> None:
         """``additionalDirectories`` from settings widen the session's roots."""
@@ -311,6 +318,9 @@ class PermissionGate:
         path = local_settings_path(Path(self.session.cwd))
         try:
             add_rule_to_settings_file(path, rule.text, behavior)
+            trust = trust_of(self.session)
+            if trust is not None and behavior == "allow":  # the user's own rule: it applies untrusted too
+                trust.store.add_granted_rule(trust.cwd, rule.text)
             self.session.audit("permission_rule_saved", rule=rule.text, behavior=behavior, path=str(path))
         except (OSError, ValueError) as exc:
             log.warning("could not save %s to %s: %s", rule.text, path, exc)
@@ -352,8 +362,32 @@ def builds_git_dir(path: Path, base: Path) -> bool:
     return False
 
 
-def govern(session: Session) -> Session:
-    """Attach a permission gate to a session (the core does this for every session it starts)."""
+def secret_env_names(session: Any) -> tuple[str, ...]:
+    """``secretEnvVars`` of every settings source (each adds names; a repository's list counts too)."""
+    gate = getattr(session, "permissions", None)
+    if not isinstance(gate, PermissionGate):
+        return ()
+    names: list[str] = []
+    for src in gate.settings().sources:
+        items = src.data.get("secretEnvVars")
+        names += [n for n in items if isinstance(n, str) and n] if isinstance(items, list) else []
+    return tuple(dict.fromkeys(names))
+
+
+def child_env(session: Any, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of any process the session starts (hooks, MCP servers, language servers):
+    the sidecar's own, without its credentials and the names in ``secretEnvVars``."""
+    env = scrubbed_env(extra_secret_names=secret_env_names(session))
+    env.update(extra or {})
+    return env
+
+
+def govern(session: Session, trusted: bool | None = None) -> Session:
+    """Attach a permission gate to a session (the core does this for every session it starts).
+    ``trusted`` given: the workspace's trust as an editor would state it (without it, and without a
+    ``trust`` service, the workspace is not trusted)."""
+    if trusted is not None:
+        session.services["trust"] = WorkspaceTrust(session, trusted)
     session.permissions = PermissionGate(session)
     return session
 

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from sidecar.errors import ToolError
-from sidecar.permissions.gate import HookVerdict
+from sidecar.permissions.gate import HookVerdict, child_env
+from sidecar.secrets import scrubbed_env
 
 if TYPE_CHECKING:
     from sidecar.session import Session
@@ -137,8 +138,9 @@ def configured_hooks(session: Session, event: HookEvent, subject: str | None) ->
     return out
 
 
-async def run_hook(hook: HookCommand, payload: dict[str, Any], cwd: str) -> HookRun:
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": cwd, "SIDECAR_PROJECT_DIR": cwd}
+async def run_hook(hook: HookCommand, payload: dict[str, Any], cwd: str,
+                   env: dict[str, str] | None = None) -> HookRun:
+    env = {**(env if env is not None else scrubbed_env()), "CLAUDE_PROJECT_DIR": cwd, "SIDECAR_PROJECT_DIR": cwd}
     proc = await asyncio.create_subprocess_shell(
         hook.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
@@ -175,7 +177,8 @@ async def run_event(session: Session, event: HookEvent, subject: str | None,
         "permission_mode": session.mode,
         **fields,
     }
-    runs = await asyncio.gather(*(run_hook(h, payload, str(session.cwd)) for h in hooks))
+    env = child_env(session)
+    runs = await asyncio.gather(*(run_hook(h, payload, str(session.cwd), env) for h in hooks))
     result = combine(event, list(runs))
     for run in runs:
         session.audit("hook", hook_event=event, command=run.hook.command, source=run.hook.source,

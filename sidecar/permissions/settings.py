@@ -10,6 +10,10 @@ Used keys: ``permissions.allow | ask | deny`` (rule lists), ``permissions.defaul
 ``permissions.additionalDirectories``, ``permissions.disableBypassPermissionsMode`` (``"disable"``) and
 ``hooks``. Rules from every source apply together; a deny anywhere wins (see ``rules.evaluate``).
 Scalars (``defaultMode``) come from the first source that sets them.
+
+``local`` and ``project`` live in the workspace, so the repository controls them: until the workspace is
+trusted (``sidecar.permissions.trust``) they only restrict (``deny``/``ask`` rules, ``secretEnvVars``), and
+``additionalDirectories: ["/"]`` from them is never accepted.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +33,26 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MANAGED_PATH = Path("/etc/sidecar/managed-settings.json")
 MODE_IDS = ("default", "acceptEdits", "plan", "bypassPermissions")
+# Sources inside the workspace: the repository controls them.
+REPO_SOURCES = ("local", "project")
+RESTRICTING_PERMISSION_KEYS = ("deny", "ask")
+
+
+def restricting_only(data: dict[str, Any], granted: Collection[str] = ()) -> dict[str, Any]:
+    """A repository settings file as it applies before the workspace is trusted: what only restricts,
+    plus the allow rules the user granted here ("Always allow" writes them; ``granted`` lists them)."""
+    out: dict[str, Any] = {}
+    perms = data.get("permissions")
+    if isinstance(perms, dict):
+        kept = {k: perms[k] for k in RESTRICTING_PERMISSION_KEYS if k in perms}
+        allow = perms.get("allow")
+        if isinstance(allow, list) and granted:
+            kept["allow"] = [r for r in allow if isinstance(r, str) and r in granted]
+        if kept:
+            out["permissions"] = kept
+    if "secretEnvVars" in data:
+        out["secretEnvVars"] = data["secretEnvVars"]
+    return out
 
 
 def managed_settings_path() -> Path:
@@ -105,6 +130,10 @@ class Settings:
                 else:
                     p = Path(d)
                 p = (p if p.is_absolute() else cwd / p).resolve()
+                if src.name in REPO_SOURCES and p == Path(p.anchor):
+                    log.warning("%s settings: additionalDirectories %r ignored: a repository never makes the "
+                                "whole file system part of the workspace", src.name, d)
+                    continue
                 if p not in out:
                     out.append(p)
         return out
@@ -118,9 +147,15 @@ class Settings:
 class SettingsLoader:
     """Reads the sources, re-reading a file only when its mtime or size changed."""
 
-    def __init__(self, cwd: Path, client_settings: dict[str, Any] | None = None) -> None:
+    def __init__(self, cwd: Path, client_settings: dict[str, Any] | None = None,
+                 trusted: Callable[[], bool] | None = None,
+                 granted: Callable[[], Collection[str]] | None = None) -> None:
         self.cwd = cwd
         self.client_settings = client_settings or {}
+        # Whether the workspace is trusted; None: always (a loader outside a session, e.g. a test).
+        self.trusted = trusted
+        # Allow rules the user granted in this workspace (they apply even when it is not trusted).
+        self.granted = granted
         self._cache: dict[Path, tuple[tuple[int, int], SettingsSource]] = {}
 
     def load(self) -> Settings:
@@ -132,6 +167,10 @@ class SettingsLoader:
             self._file("project", project_settings_path(self.cwd)),
             self._file("user", user_settings_path()),
         ]
+        if self.trusted is not None and not self.trusted():
+            granted = self.granted() if self.granted is not None else ()
+            sources = [SettingsSource(s.name, s.path, restricting_only(s.data, granted), s.problem)
+                       if s.name in REPO_SOURCES else s for s in sources]
         problems = [f"{s.name} settings {s.path}: {s.problem}" for s in sources if s.problem]
         return Settings(sources, problems)
 

@@ -27,6 +27,7 @@ from sidecar.model.client import warm_up as warm_up_model_client
 from sidecar.model.settings import ModelSettings
 from sidecar.permissions.gate import PermissionGate
 from sidecar.permissions.hooks import run_session_start
+from sidecar.permissions.trust import WorkspaceTrust
 from sidecar.server.content import prompt_to_api, replay_updates
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
 from sidecar.store import SessionStore
@@ -206,6 +207,9 @@ class SessionCore:
         meta = params.get("_meta") or {}
         if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("settings"), dict):
             self.configure(meta["sidecar"]["settings"])
+        if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("workspaceTrust"), bool):
+            # The editor's own Workspace Trust (VS Code: vscode.workspace.isTrusted); see docs/protocol.md.
+            channel.workspace_trust = meta["sidecar"]["workspaceTrust"]  # type: ignore[attr-defined]
         asyncio.get_running_loop().call_soon(self.warm_up)  # after this answer is written
         return {
             "protocolVersion": PROTOCOL_VERSION,
@@ -218,6 +222,9 @@ class SessionCore:
         return {"currentModeId": session.mode, "availableModes": MODE_INFO}
 
     async def _start(self, session: Session) -> None:
+        client_trust = getattr(session.channel, "workspace_trust", None)
+        trust = WorkspaceTrust(session, client_trust if isinstance(client_trust, bool) else None)
+        session.services["trust"] = trust
         session.permissions = PermissionGate(session)
         initial = self.client_settings.get("initialMode")
         if initial in MODES and not session.history:
@@ -227,8 +234,12 @@ class SessionCore:
         session.services["model"] = self.model.for_session()
         session.services["client_settings"] = self.client_settings
         session.services["registry"] = ToolRegistry(builtin_tools())
-        session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots)
+        session.services["import_policy"] = trust.import_allowed
+        session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
+                                                                allow=trust.import_allowed)
         self.sessions[session.id] = session
+        # An untrusted workspace's hooks are not even configured (its settings only restrict); a workspace
+        # trusted at the first prompt runs SessionStart then (``sidecar.features``).
         for context in await run_session_start(session, "resume" if session.history else "startup"):
             session.add_notice(context)  # SessionStart hooks' output reaches the model with the next request
         for hook in self.on_session_start:

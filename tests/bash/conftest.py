@@ -48,7 +48,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def session(workspace: Path, tmp_path: Path) -> AsyncIterator[Session]:
     s = govern(Session(
         id="sess_bashtest", cwd=workspace, channel=RecordingChannel(), store=SessionStore(tmp_path / "store")
-    ))
+    ), trusted=True)
     yield s
     await shells_of(s).close()
 

@@ -44,7 +44,7 @@ class Agent:
     def __init__(self, root: Path, tmp: Path, mode: str = "default") -> None:
         self.channel = RecordingChannel()
         self.session = govern(Session(id=f"sess_test{next(_ids)}", cwd=root, channel=self.channel,
-                               store=SessionStore(tmp / "store")))
+                               store=SessionStore(tmp / "store")), trusted=True)
         self.session.mode = mode  # type: ignore[assignment]
         self.dispatcher = Dispatcher(self.session, ToolRegistry(file_tools()))
 

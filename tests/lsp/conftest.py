@@ -56,7 +56,7 @@ def copy_fixtures(dest: Path) -> Path:
 
 def make_session(cwd: Path, store_dir: Path, channel: EditorChannel | None = None) -> Session:
     return govern(Session(id=f"sess_lsptest{next(_ids)}", cwd=cwd, channel=channel or EditorChannel(),
-                   store=SessionStore(store_dir)))
+                   store=SessionStore(store_dir)), trusted=True)
 
 
 async def run_lsp(session: Session, operation: str, file_path: str | Path, line: int = 1, character: int = 1,

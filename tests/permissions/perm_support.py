@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.permissions.gate import govern
+from sidecar.permissions.trust import TrustStore, WorkspaceTrust
 from sidecar.session import Session
 from sidecar.tools.context import ToolContext
 
@@ -70,10 +71,14 @@ def write_settings(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data))
 
 
-def make_session(cwd: Path, channel: ScriptedChannel | None = None, mode: str = "default") -> Session:
+def make_session(cwd: Path, channel: ScriptedChannel | None = None, mode: str = "default",
+                 trusted: bool | None = True) -> Session:
+    """A governed session; ``trusted`` is the editor's word on the workspace (None: not said)."""
     store = MemoryStore(cwd.parent / "store")
-    session = govern(Session(id="sess_test", cwd=cwd, channel=channel or ScriptedChannel(),
-                      store=store))  # type: ignore[arg-type]
+    session = Session(id="sess_test", cwd=cwd, channel=channel or ScriptedChannel(),
+                      store=store)  # type: ignore[arg-type]
+    session.services["trust"] = WorkspaceTrust(session, trusted, TrustStore(cwd.parent / "trust.json"))
+    govern(session)
     if mode != "default":
         session.mode = mode  # type: ignore[assignment]
     return session

@@ -189,5 +189,8 @@ async def test_a_pre_tool_use_hook_denies_a_command(
     assert await acp_sidecar.prompt(session, "delete notes") == "end_turn"
     result = last_result(model_server)
     assert result.get("is_error") is True and "no deleting files" in result_text(result)
-    assert acp_sidecar.permission_requests == []
+    # The only question: trusting the workspace whose hook this is (the harness allows it once).
+    [trust] = acp_sidecar.permission_requests
+    assert trust["toolCall"]["_meta"]["sidecar"]["trust"] == "workspace"
+    assert f"hook PreToolUse (.claude/settings.json): {guard}" in trust["toolCall"]["rawInput"]["items"]
     assert (workspace / "notes.txt").exists()

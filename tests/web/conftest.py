@@ -174,7 +174,7 @@ def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakeEnv:
             json.dumps({"permissions": {"allow": allow or [], "deny": deny or []}}))
         channel = FakeChannel(answer=answer)
         store = SessionStore(tmp_path / "sessions")
-        session = govern(Session(id=f"sess_web{next(counter)}", cwd=ws, channel=channel, store=store))
+        session = govern(Session(id=f"sess_web{next(counter)}", cwd=ws, channel=channel, store=store), trusted=True)
         services = WebServices(settings=WebSettings(**settings))
         if resolver is not None:
             services.resolver = resolver

@@ -34,6 +34,9 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from sidecar.errors import ToolError
+from sidecar.permissions.gate import child_env
+from sidecar.permissions.trust import workspace_trusted
+from sidecar.secrets import scrubbed_env
 
 if TYPE_CHECKING:
     import cattrs
@@ -89,16 +92,17 @@ DEFAULT_SERVERS: tuple[ServerSpec, ...] = (
 )
 
 
-def load_server_table(cwd: Path, home: Path | None = None) -> list[ServerSpec]:
-    """Defaults overlaid with ``lspServers`` from ~/.claude/settings.json, then the project's files.
+def load_server_table(cwd: Path, home: Path | None = None, trusted: bool = True) -> list[ServerSpec]:
+    """Defaults overlaid with ``lspServers`` from ~/.claude/settings.json, then the project's files
+    (only when the workspace is ``trusted``: the repository controls them).
 
     ``{"lspServers": {"rust": {"extensions": [".rs"], "command": ["rust-analyzer"]}}}`` adds a language;
     naming an existing language replaces its commands (and extensions, when given).
     """
     table: dict[str, ServerSpec] = {s.language: s for s in DEFAULT_SERVERS}
     home = home or Path.home()
-    for settings in (home / ".claude" / "settings.json", cwd / ".claude" / "settings.json",
-                     cwd / ".claude" / "settings.local.json"):
+    project = (cwd / ".claude" / "settings.json", cwd / ".claude" / "settings.local.json") if trusted else ()
+    for settings in (home / ".claude" / "settings.json", *project):
         try:
             data = json.loads(settings.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -139,27 +143,42 @@ def _spec_from_settings(language: str, conf: dict[str, Any], base: ServerSpec | 
     )
 
 
-def search_path(cwd: Path) -> list[Path]:
-    """Where server commands are looked up, in order: the project's node_modules/.bin, this checkout's
-    tools/lsp/node_modules/.bin, the sidecar's own virtualenv, then PATH."""
+def search_path(cwd: Path, trusted: bool = True) -> list[Path]:
+    """Where server commands are looked up, in order: the project's node_modules/.bin (only when the
+    workspace is ``trusted``), this checkout's tools/lsp/node_modules/.bin, the sidecar's own
+    virtualenv, then PATH. Directories of PATH inside an untrusted workspace are skipped too."""
     checkout = Path(__file__).resolve().parents[3]
-    dirs = [cwd / "node_modules" / ".bin", checkout / "tools" / "lsp" / "node_modules" / ".bin"]
+    dirs = [cwd / "node_modules" / ".bin"] if trusted else []
+    dirs.append(checkout / "tools" / "lsp" / "node_modules" / ".bin")
     scripts = sysconfig.get_path("scripts")
     if scripts:
         dirs.append(Path(scripts))
-    dirs.extend(Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p)
+    for p in os.environ.get("PATH", "").split(os.pathsep):
+        if p and (trusted or not _inside(Path(p), cwd)):
+            dirs.append(Path(p))
     return dirs
 
 
-def find_command(spec: ServerSpec, cwd: Path) -> list[str] | None:
-    """The first of ``spec.commands`` whose executable exists, as an argv with an absolute program."""
-    path = os.pathsep.join(str(d) for d in search_path(cwd))
+def _inside(path: Path, cwd: Path) -> bool:
+    try:
+        resolved = (path if path.is_absolute() else cwd / path).resolve()
+    except (OSError, RuntimeError):
+        return True
+    return resolved == cwd or resolved.is_relative_to(cwd)
+
+
+def find_command(spec: ServerSpec, cwd: Path, trusted: bool = True) -> list[str] | None:
+    """The first of ``spec.commands`` whose executable exists, as an argv with an absolute program.
+    In an untrusted workspace a program inside it is never chosen."""
+    path = os.pathsep.join(str(d) for d in search_path(cwd, trusted))
     for command in spec.commands:
         program = command[0]
         if os.path.isabs(program):
             found = program if os.access(program, os.X_OK) else None
         else:
             found = shutil.which(program, path=path)
+        if found and not trusted and _inside(Path(found), cwd):
+            found = None
         if found:
             return [found, *command[1:]]
     return None
@@ -241,8 +260,10 @@ class PublishedDiagnostics:
 class ManagedServer:
     """One running language server process and the documents it has open."""
 
-    def __init__(self, spec: ServerSpec, command: list[str], root: Path) -> None:
+    def __init__(self, spec: ServerSpec, command: list[str], root: Path, env: dict[str, str] | None = None) -> None:
         self.spec = spec
+        # The server's environment: without the sidecar's secrets (``sidecar.secrets.scrubbed_env``).
+        self.env = env if env is not None else scrubbed_env()
         self.command = command
         self.root = root
         self.client = LanguageClient("sidecar", "0.1.0", protocol_cls=_JsonProtocol,
@@ -276,7 +297,7 @@ class ManagedServer:
 
     async def start(self) -> None:
         await self.client.start_io(self.command[0], *self.command[1:], cwd=str(self.root),
-                                   start_new_session=True)
+                                   env=self.env, start_new_session=True)
         self._process = self.client._server
         if self._process is not None and self._process.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain_stderr(self._process.stderr))
@@ -516,10 +537,14 @@ class LanguageServers:
     """The session's headless language servers, one per language, started on first use."""
 
     def __init__(self, session: Session, table: list[ServerSpec] | None = None,
-                 finder: Callable[[ServerSpec, Path], list[str] | None] = find_command) -> None:
+                 finder: Callable[[ServerSpec, Path], list[str] | None] | None = None) -> None:
         self.root = session.cwd
-        self.table = table if table is not None else load_server_table(session.cwd)
-        self._finder = finder
+        self.session = session
+        # The repository's servers (lspServers, node_modules/.bin) only in a trusted workspace.
+        self.trusted = workspace_trusted(session)
+        self.table = table if table is not None else load_server_table(session.cwd, trusted=self.trusted)
+        trusted = self.trusted
+        self._finder = finder or (lambda spec, cwd: find_command(spec, cwd, trusted))
         self._servers: dict[str, ManagedServer] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._restarts: dict[str, list[float]] = {}
@@ -559,11 +584,15 @@ class LanguageServers:
             command = self._finder(spec, self.root)
             if command is None:
                 tried = " or ".join(f"`{' '.join(c)}`" for c in spec.commands)
+                where = ("the project's node_modules/.bin, " if self.trusted else "")
+                untrusted = ("" if self.trusted else " The workspace is not trusted, so programs inside it "
+                             "(node_modules/.bin) and its lspServers settings were not considered; the user "
+                             "can trust it (they are asked at the start of a session).")
                 raise ToolError(f"No {spec.language} language server is installed: looked for {tried} in "
-                                "the project's node_modules/.bin, the sidecar's environment and PATH. "
+                                f"{where}the sidecar's environment and PATH. "
                                 f"Install one with {spec.install_hint or 'your package manager'}, "
-                                "or use Grep/Read instead.")
-            server = ManagedServer(spec, command, self.root)
+                                f"or use Grep/Read instead.{untrusted}")
+            server = ManagedServer(spec, command, self.root, env=child_env(self.session))
             self._servers[spec.language] = server
             try:
                 await server.start()

@@ -1,0 +1,331 @@
+"""Workspace trust: what a repository brings runs, or is read from outside it, only once the user trusts it.
+
+A repository controls ``.claude/settings.json``, ``.claude/settings.local.json``, ``.mcp.json``, its memory
+files and ``node_modules/.bin``. Until the workspace is trusted (DESIGN.md §6, docs/permissions.md "Trust"):
+
+- those two settings files only restrict: their ``permissions.deny`` / ``permissions.ask`` rules and
+  ``secretEnvVars`` apply; their hooks, allow rules, ``defaultMode``, ``additionalDirectories``,
+  ``lspServers`` and ``sandbox`` settings do not (``restricting_only``);
+- language servers are never started from ``node_modules/.bin`` of the workspace;
+- memory files of the workspace import nothing from outside the workspace roots;
+- each ``.mcp.json`` server is asked for separately (by name and full command) whatever the workspace
+  trust; the answer is remembered per command (a changed command asks again).
+
+Where the answer comes from, in order: the editor (``initialize`` ``_meta.sidecar.workspaceTrust`` or the
+``_sidecar/workspace_trust`` notification: VS Code's Workspace Trust), the user's remembered answer
+(``$XDG_DATA_HOME/sidecar/trust.json``, never a file inside a workspace), else a question through
+``session/request_permission`` at the session's first prompt (``session/new`` runs nothing and asks
+nothing: the client does not know the session id before the answer). ``allow_always`` and
+``reject_always`` are remembered; ``allow_once`` trusts for this session only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from sidecar.memory.nested import MEMORY_NAMES, import_targets
+from sidecar.permissions.settings import local_settings_path, project_settings_path, read_settings_file
+from sidecar.store import data_dir
+
+if TYPE_CHECKING:
+    from sidecar.session import Session
+
+log = logging.getLogger(__name__)
+
+# Names of workspace-local programs taken for language servers.
+LANGUAGE_SERVER_HINTS = ("langserver", "language-server", "languageserver", "-lsp", "lsp-")
+
+Kind = Literal["workspace", "mcp"]
+
+
+def trust_file() -> Path:
+    return data_dir() / "trust.json"
+
+
+class TrustStore:
+    """The user's remembered answers, per workspace: ``{"workspaces": {cwd: {"trusted": bool,
+    "mcpServers": {name: {"fingerprint": str, "allowed": bool}}}}}``."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or trust_file()
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _entry(self, cwd: Path) -> dict[str, Any]:
+        workspaces = self._read().get("workspaces")
+        entry = workspaces.get(str(cwd)) if isinstance(workspaces, dict) else None
+        return entry if isinstance(entry, dict) else {}
+
+    def workspace(self, cwd: Path) -> bool | None:
+        value = self._entry(cwd).get("trusted")
+        return value if isinstance(value, bool) else None
+
+    def mcp(self, cwd: Path, name: str, fingerprint: str) -> bool | None:
+        servers = self._entry(cwd).get("mcpServers")
+        entry = servers.get(name) if isinstance(servers, dict) else None
+        if not isinstance(entry, dict) or entry.get("fingerprint") != fingerprint:
+            return None
+        allowed = entry.get("allowed")
+        return allowed if isinstance(allowed, bool) else None
+
+    def granted_rules(self, cwd: Path) -> list[str]:
+        rules = self._entry(cwd).get("grantedRules")
+        return [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else []
+
+    def add_granted_rule(self, cwd: Path, rule: str) -> None:
+        def change(entry: dict[str, Any]) -> None:
+            rules = entry.get("grantedRules")
+            rules = rules if isinstance(rules, list) else []
+            if rule not in rules:
+                rules.append(rule)
+            entry["grantedRules"] = rules
+        self._update(cwd, change)
+
+    def set_workspace(self, cwd: Path, trusted: bool) -> None:
+        self._update(cwd, lambda entry: entry.__setitem__("trusted", trusted))
+
+    def set_mcp(self, cwd: Path, name: str, fingerprint: str, allowed: bool) -> None:
+        def change(entry: dict[str, Any]) -> None:
+            servers = entry.setdefault("mcpServers", {})
+            if not isinstance(servers, dict):
+                servers = entry["mcpServers"] = {}
+            servers[name] = {"fingerprint": fingerprint, "allowed": allowed}
+        self._update(cwd, change)
+
+    def _update(self, cwd: Path, change: Any) -> None:
+        with self._lock:
+            data = self._read()
+            workspaces = data.setdefault("workspaces", {})
+            if not isinstance(workspaces, dict):
+                workspaces = data["workspaces"] = {}
+            entry = workspaces.setdefault(str(cwd), {})
+            if not isinstance(entry, dict):
+                entry = workspaces[str(cwd)] = {}
+            change(entry)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".trust.", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(data, f, indent=2)
+                os.chmod(tmp, 0o600)
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+
+
+@dataclass
+class McpOffer:
+    """A ``.mcp.json`` server as the user is asked about it (the configuration as written, unexpanded)."""
+
+    name: str
+    command_line: str
+    fingerprint: str
+
+
+def mcp_fingerprint(raw: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def describe_mcp(raw: dict[str, Any]) -> str:
+    if raw.get("command"):
+        argv = [str(raw["command"]), *[str(a) for a in raw.get("args") or []]]
+        env = raw.get("env")
+        names = sorted(str(k) for k in env) if isinstance(env, dict) else []
+        return " ".join(_quote(a) for a in argv) + (f"  (environment: {', '.join(names)})" if names else "")
+    return str(raw.get("url") or raw)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+@dataclass
+class WorkspaceTrust:
+    """A session's trust state (``session.services["trust"]``)."""
+
+    session: Session
+    # The editor's word (VS Code Workspace Trust), None when the client did not say.
+    client_trust: bool | None = None
+    store: TrustStore = field(default_factory=TrustStore)
+    # True / False once decided (editor, remembered, or answered); None: not asked yet.
+    trusted: bool | None = None
+    asked: bool = False
+    # The editor granted trust after the session started: applied before the next prompt.
+    granted_pending: bool = False
+
+    def __post_init__(self) -> None:
+        self.cwd = self.session.cwd
+        if self.client_trust is not None:
+            self.trusted = self.client_trust
+        else:
+            self.trusted = self.store.workspace(self.cwd)
+
+    @property
+    def workspace_trusted(self) -> bool:
+        return self.trusted is True
+
+    # ---- what the repository brings -------------------------------------------------------------
+    def offers(self) -> list[str]:
+        """What trusting the workspace would enable, one line each (empty: nothing to ask about)."""
+        lines: list[str] = []
+        for source, path in (("project", project_settings_path(self.cwd)), ("local", local_settings_path(self.cwd))):
+            data = read_settings_file(source, path).data if path.is_file() else {}
+            rel = path.relative_to(self.cwd)
+            hooks = data.get("hooks")
+            if isinstance(hooks, dict):
+                for event, groups in hooks.items():
+                    for group in groups if isinstance(groups, list) else []:
+                        for h in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                            if isinstance(h, dict) and isinstance(h.get("command"), str):
+                                lines.append(f"hook {event} ({rel}): {h['command']}")
+            perms = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
+            granted = self.store.granted_rules(self.cwd)
+            allow = perms.get("allow") if isinstance(perms, dict) else None
+            allow = [a for a in allow if a not in granted] if isinstance(allow, list) else None
+            if allow:
+                lines.append(f"allow rules ({rel}): {', '.join(str(a) for a in allow)}")
+            if isinstance(perms, dict) and isinstance(perms.get("defaultMode"), str):
+                lines.append(f"default mode ({rel}): {perms['defaultMode']}")
+            dirs = perms.get("additionalDirectories") if isinstance(perms, dict) else None
+            if isinstance(dirs, list) and dirs:
+                lines.append(f"additional directories ({rel}): {', '.join(str(d) for d in dirs)}"
+                             + ("  ('/' is never accepted from a repository)" if "/" in dirs else ""))
+            servers = data.get("lspServers")
+            if isinstance(servers, dict):
+                for language, conf in servers.items():
+                    if isinstance(conf, dict):
+                        cmds = [conf.get("command"), *(conf.get("commands") or [])]
+                        for cmd in cmds:
+                            if isinstance(cmd, list) and cmd:
+                                lines.append(f"language server {language} ({rel}): {' '.join(map(str, cmd))}")
+            if isinstance(data.get("sandbox"), dict):
+                lines.append(f"sandbox settings ({rel}): {json.dumps(data['sandbox'])}")
+        lines += [f"language server in the workspace: {p.relative_to(self.cwd)}"
+                  for p in local_language_servers(self.cwd)]
+        lines += [f"memory import from outside the workspace: {t}" for t in self.outside_imports()]
+        return lines
+
+    def outside_imports(self) -> list[Path]:
+        found: list[Path] = []
+        for name in (*MEMORY_NAMES, ".claude/CLAUDE.md"):
+            path = self.cwd / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            except OSError:
+                continue
+            for target in import_targets(text, path.parent):
+                if not self.session.within_roots(target) and target not in found:
+                    found.append(target)
+        return found
+
+    # ---- asking -------------------------------------------------------------------------------
+    async def ask_workspace(self) -> bool:
+        """Ask once per session when undecided and the workspace brings something; True when trusted."""
+        if self.trusted is not None or self.asked:
+            return self.workspace_trusted
+        offers = self.offers()
+        if not offers:
+            return False
+        self.asked = True
+        listing = "\n".join(f"- {line}" for line in offers)
+        title = f"Trust the workspace {self.cwd}? It brings commands and settings that run or widen access"
+        answer = await self._ask("workspace", title, listing, {"workspace": str(self.cwd), "items": offers},
+                                 [("allow_once", "Trust for this session"),
+                                  ("allow_always", "Trust this workspace (remembered)"),
+                                  ("reject_once", "Do not trust"),
+                                  ("reject_always", "Never trust this workspace (remembered)")])
+        self.trusted = answer is not None and answer.startswith("allow")
+        if answer in ("allow_always", "reject_always"):
+            self.store.set_workspace(self.cwd, self.trusted)
+        self.session.audit("workspace_trust", trusted=self.trusted, answer=answer or "cancelled", items=offers)
+        return self.trusted
+
+    def mcp_decision(self, offer: McpOffer) -> bool | None:
+        """A remembered (or editor-given) answer for a ``.mcp.json`` server, None when it must be asked."""
+        if self.client_trust is False or self.store.workspace(self.cwd) is False:
+            return False  # Restricted Mode, or a workspace the user never trusts: nothing of it runs
+        return self.store.mcp(self.cwd, offer.name, offer.fingerprint)
+
+    async def ask_mcp(self, offer: McpOffer) -> bool:
+        remembered = self.mcp_decision(offer)
+        if remembered is not None:
+            return remembered
+        title = f"Start the MCP server {offer.name!r} from .mcp.json: {offer.command_line}"
+        answer = await self._ask("mcp", title, f"Command: {offer.command_line}",
+                                 {"server": offer.name, "command": offer.command_line},
+                                 [("allow_once", "Start it for this session"),
+                                  ("allow_always", f"Always start {offer.name!r} with this command"),
+                                  ("reject_once", "Do not start it"),
+                                  ("reject_always", f"Never start {offer.name!r} with this command")])
+        allowed = answer is not None and answer.startswith("allow")
+        if answer in ("allow_always", "reject_always"):
+            self.store.set_mcp(self.cwd, offer.name, offer.fingerprint, allowed)
+        self.session.audit("mcp_trust", server=offer.name, command=offer.command_line, allowed=allowed,
+                           answer=answer or "cancelled")
+        return allowed
+
+    async def _ask(self, kind: Kind, title: str, text: str, raw_input: dict[str, Any],
+                   options: list[tuple[str, str]]) -> str | None:
+        tool_call = {"toolCallId": f"trust_{uuid.uuid4().hex[:12]}", "title": title, "kind": "other",
+                     "status": "pending", "rawInput": raw_input,
+                     "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+                     "_meta": {"sidecar": {"trust": kind}}}
+        opts = [{"optionId": kind_id, "name": name, "kind": kind_id} for kind_id, name in options]
+        outcome = await self.session.client.request_permission(tool_call, opts)
+        if outcome is None:
+            return None
+        chosen = str(outcome.get("optionId", ""))
+        return next((o["kind"] for o in opts if o["optionId"] == chosen), None)
+
+    # ---- policies the rest of the sidecar asks ---------------------------------------------------
+    def import_allowed(self, target: Path) -> str | None:
+        """Memory imports of the workspace's files: outside the roots only once trusted."""
+        if self.session.within_roots(target) or self.workspace_trusted:
+            return None
+        return "outside the workspace, which is not trusted"
+
+
+def local_language_servers(cwd: Path) -> list[Path]:
+    """Language-server programs the workspace ships (``node_modules/.bin``)."""
+    bin_dir = cwd / "node_modules" / ".bin"
+    try:
+        names = sorted(os.listdir(bin_dir))
+    except OSError:
+        return []
+    return [bin_dir / n for n in names if any(h in n.lower() for h in LANGUAGE_SERVER_HINTS)]
+
+
+def granted_rules(session: Any) -> list[str]:
+    trust = trust_of(session)
+    return trust.store.granted_rules(trust.cwd) if trust is not None else []
+
+
+def trust_of(session: Any) -> WorkspaceTrust | None:
+    services = getattr(session, "services", None)
+    trust = services.get("trust") if isinstance(services, dict) else None
+    return trust if isinstance(trust, WorkspaceTrust) else None
+
+
+def workspace_trusted(session: Any) -> bool:
+    """False unless the session's workspace is trusted (a session without the service is not)."""
+    trust = trust_of(session)
+    return trust is not None and trust.workspace_trusted
