@@ -153,7 +153,9 @@ async def start_mcp(session: Any) -> None:
             session.add_notice(f"The MCP server {config.name!r} from .mcp.json was not started: {config.refused}.")
         else:
             decision = trust.mcp_decision(mcp_offer(config)) if trust is not None else False
-            if decision is True:
+            if decision is True and trust is not None and trust.restricted:
+                pending.append(config)  # remembered, but the editor keeps the workspace restricted
+            elif decision is True:
                 ready.append(config)
             elif decision is None:
                 pending.append(config)
@@ -165,10 +167,11 @@ async def start_mcp(session: Any) -> None:
 
 async def ask_pending_mcp(session: Any) -> None:
     """Ask about each ``.mcp.json`` server not decided yet (by name and command), then start the allowed."""
-    pending: list[ServerConfig] = session.services.pop("mcp_pending", None) or []
+    pending: list[ServerConfig] = session.services.get("mcp_pending") or []
     trust = trust_of(session)
-    if not pending or trust is None:
-        return
+    if not pending or trust is None or trust.restricted:
+        return  # in Restricted Mode they wait for the editor to grant trust
+    session.services["mcp_pending"] = []
     allowed = [c for c in pending if await trust.ask_mcp(mcp_offer(c))]
     await connect_mcp(session, allowed)
 

@@ -260,15 +260,23 @@ class WorkspaceTrust:
         return self.trusted
 
     def mcp_decision(self, offer: McpOffer) -> bool | None:
-        """A remembered (or editor-given) answer for a ``.mcp.json`` server, None when it must be asked."""
-        if self.client_trust is False or self.store.workspace(self.cwd) is False:
-            return False  # Restricted Mode, or a workspace the user never trusts: nothing of it runs
+        """A remembered answer for a ``.mcp.json`` server, None when it must be asked."""
+        if self.store.workspace(self.cwd) is False:
+            return False  # a workspace the user never trusts: nothing of it runs
         return self.store.mcp(self.cwd, offer.name, offer.fingerprint)
 
-    async def ask_mcp(self, offer: McpOffer) -> bool:
+    @property
+    def restricted(self) -> bool:
+        """The editor keeps the workspace in Restricted Mode: nothing is asked, nothing of it runs."""
+        return self.client_trust is False
+
+    async def ask_mcp(self, offer: McpOffer) -> bool | None:
+        """The user's answer (asked now when not remembered); None in Restricted Mode (ask later)."""
         remembered = self.mcp_decision(offer)
         if remembered is not None:
             return remembered
+        if self.restricted:
+            return None
         title = f"Start the MCP server {offer.name!r} from .mcp.json: {offer.command_line}"
         answer = await self._ask("mcp", title, f"Command: {offer.command_line}",
                                  {"server": offer.name, "command": offer.command_line},

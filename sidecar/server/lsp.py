@@ -50,6 +50,8 @@ class SidecarProtocol(LanguageServerProtocol):
         server.channel.supports_acp_permissions = "acp" in options
         if isinstance(options.get("settings"), dict):
             server.core.configure(options["settings"])
+        if isinstance(options.get("workspaceTrust"), bool):  # VS Code's Workspace Trust (docs/protocol.md)
+            server.channel.workspace_trust = options["workspaceTrust"]  # type: ignore[attr-defined]
         result.capabilities.experimental = {"acp": {"protocolVersion": 1,
                                                     "agentCapabilities": server.core.agent_capabilities()}}
         try:
