@@ -8,6 +8,9 @@ import sys
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from sidecar.secrets import capture_secrets
+
+    capture_secrets()  # first: the key leaves the environment before anything can start a child
     from sidecar.app import build_core
     from sidecar.logs import setup_logging
 
@@ -25,12 +28,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
+    from sidecar.secrets import capture_secrets
+
+    capture_secrets()  # the terminal client is the sidecar's parent: its environ must not show the key
     from sidecar.client.chat import run_chat
 
     return run_chat(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from sidecar.secrets import capture_secrets
+
+    capture_secrets()
     from sidecar.client.chat import run_demo
 
     return run_demo(args)
@@ -55,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   ("demo", cmd_demo, "a scripted session on the fixture workspace, offline")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--cwd", default=None, help="workspace directory (default: current directory)")
-        p.add_argument("--yes", action="store_true", help="answer every permission request with 'allow once'")
+        p.add_argument("--yes", action="store_true",
+                       help="answer every permission request with 'allow once' (never a trust question)")
+        p.add_argument("--trust", action="store_true",
+                       help="trust the workspace and its .mcp.json servers for this session without asking")
         p.add_argument("--mode", default=None, help="initial permission mode")
         if name == "chat":
             p.add_argument("--demo", action="store_true", help="use the bundled scripted model (offline)")

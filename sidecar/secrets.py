@@ -1,18 +1,29 @@
-"""The user's credentials: known in one place so they can be kept out of every output.
+"""The user's credentials: known in one place so they can be kept out of every output and every child.
 
 Logs, saved sessions, tool output and error messages pass through ``redact``; child processes get
-``scrubbed_env``.
+``scrubbed_env``. A process that holds the key (``sidecar serve``, ``sidecar chat``) calls
+``capture_secrets()`` first thing: the key moves from the environment into this module, its bytes are
+overwritten in the process's initial environment block (what ``/proc/<pid>/environ`` shows), and on Linux
+the process becomes non-dumpable, so a same-user process (a command the agent runs, a hook, a server) can
+read neither ``/proc/<pid>/environ`` nor ``/proc/<pid>/mem`` of it. See README "Secrets" for the limits.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
+import sys
 from collections.abc import Mapping
 
 SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _extra_secrets: set[str] = set()
+# Secrets taken out of the environment by ``capture_secrets``, by variable name.
+_captured: dict[str, str] = {}
 REDACTED = "[REDACTED]"
+PR_SET_DUMPABLE = 4
+
+log = logging.getLogger(__name__)
 
 
 def register_secret(value: str) -> None:
@@ -21,8 +32,13 @@ def register_secret(value: str) -> None:
         _extra_secrets.add(value)
 
 
+def secret(name: str) -> str | None:
+    """A credential by its variable name: captured, or still in the environment (a library caller)."""
+    return _captured.get(name) or os.environ.get(name) or None
+
+
 def secret_values() -> list[str]:
-    values = {os.environ.get(name, "") for name in SECRET_ENV_VARS} | _extra_secrets
+    values = {os.environ.get(name, "") for name in SECRET_ENV_VARS} | set(_captured.values()) | _extra_secrets
     return sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
 
 
@@ -33,12 +49,95 @@ def redact(text: str) -> str:
     return text
 
 
+def redact_bytes(data: bytes) -> bytes:
+    for value in secret_values():
+        raw = value.encode()
+        if raw in data:
+            data = data.replace(raw, REDACTED.encode())
+    return data
+
+
+def redact_file(path: str | os.PathLike[str]) -> bool:
+    """Rewrite a saved output file without any secret in it; True when something was replaced."""
+    if not secret_values():
+        return False
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        cleaned = redact_bytes(data)
+        if cleaned == data:
+            return False
+        with open(path, "wb") as f:
+            f.write(cleaned)
+    except OSError:
+        return False
+    return True
+
+
 def scrubbed_env(base: Mapping[str, str] | None = None, extra_secret_names: tuple[str, ...] = ()) -> dict[str, str]:
-    """The environment for commands the agent runs: without the sidecar's own credentials."""
+    """The environment for commands the agent runs: without the sidecar's own credentials, the names in
+    ``extra_secret_names`` (``secretEnvVars``), and any variable whose value holds a known secret."""
     env = dict(os.environ if base is None else base)
     for name in (*SECRET_ENV_VARS, *extra_secret_names):
         env.pop(name, None)
+    values = secret_values()
+    for name in [n for n, v in env.items() if any(s in v for s in values)]:
+        env.pop(name)
     return env
+
+
+def capture_secrets(extra_names: tuple[str, ...] = ()) -> dict[str, str]:
+    """Take the credentials out of this process's environment (see the module's docstring); idempotent.
+    Returns what was captured, by name."""
+    for name in (*SECRET_ENV_VARS, *extra_names):
+        value = os.environ.get(name)
+        if value:
+            _captured[name] = value
+            register_secret(value)
+            del os.environ[name]  # unsetenv too: children started later never inherit it
+    if _captured:
+        wipe_initial_environment(list(_captured.values()))
+    make_undumpable()
+    return dict(_captured)
+
+
+def wipe_initial_environment(values: list[str]) -> int:
+    """Overwrite every occurrence of ``values`` in the initial environment block with NUL bytes (Linux;
+    the block lies between ``env_start`` and ``env_end`` of ``/proc/self/stat``). Returns the count."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(b")") + 2:].split()
+        # Fields 50 and 51 of proc(5) (env_start, env_end); index from field 3 on.
+        start, end = int(fields[50 - 3]), int(fields[51 - 3])
+    except (OSError, ValueError, IndexError):
+        return 0
+    if not start or end <= start:
+        return 0
+    block = ctypes.string_at(start, end - start)
+    wiped = 0
+    for value in values:
+        raw = value.encode()
+        at = block.find(raw)
+        while at >= 0 and raw:
+            ctypes.memset(start + at, 0, len(raw))
+            wiped += 1
+            at = block.find(raw, at + len(raw))
+    return wiped
+
+
+def make_undumpable() -> bool:
+    """``prctl(PR_SET_DUMPABLE, 0)``: ``/proc/<pid>/{environ,mem,maps}`` become root-owned and ptrace by
+    the same user is refused, so a child cannot read this process's memory or environment (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 class RedactingFilter(logging.Filter):

@@ -25,6 +25,7 @@ import {
   RequestPermission,
   ReviewEdit,
   SessionUpdateNotification,
+  WorkspaceTrust,
 } from './protocol';
 import { PythonNotFound, resolvePython } from './python';
 import { FileIndex } from './fileIndex';
@@ -135,6 +136,9 @@ export class Ctx implements vscode.Disposable {
       initializationOptions: {
         acp: { clientCapabilities: clientCapabilities() },
         settings: sidecarSettings(settings),
+        // VS Code's Workspace Trust decides for the sidecar: in Restricted Mode nothing the repository
+        // brings (hooks, .mcp.json servers, language servers, outside imports) runs (docs/protocol.md).
+        workspaceTrust: vscode.workspace.isTrusted,
       },
     };
     this.output.info(`starting ${python} -m sidecar serve in ${this.cwd()}`);
@@ -216,6 +220,9 @@ export class Ctx implements vscode.Disposable {
         }),
       ),
       client.onNotification(Notify.method, (p) => this.onNotify(p)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        void client.sendNotification(WorkspaceTrust.method, { trusted: true });
+      }),
       client.onRequest(AskUser.method, (p, token) => track(p.sessionId, token, (t) => askUser(p, t))),
       client.onRequest(LspQuery.method, (p, token) => lspQuery(p, token)),
       client.onRequest(Diagnostics.method, (p) => diagnostics(p)),

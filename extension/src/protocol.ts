@@ -284,6 +284,12 @@ export const LspQuery = new RequestType<LspQueryParams, LspQueryResult, void>('_
 export const Diagnostics = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('_sidecar/diagnostics');
 export const Notify = new NotificationType<NotifyParams>('_sidecar/notify');
 
+/** To the sidecar: the user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */
+export interface WorkspaceTrustParams {
+  trusted: boolean;
+}
+export const WorkspaceTrust = new NotificationType<WorkspaceTrustParams>('_sidecar/workspace_trust');
+
 /** What we tell the sidecar we can do (`initializationOptions.acp.clientCapabilities`). */
 export function clientCapabilities(): ClientCapabilities {
   return {

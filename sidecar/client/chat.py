@@ -21,15 +21,18 @@ from rich.text import Text
 
 from sidecar.client.connection import RemoteError, SidecarProcess
 from sidecar.client.render import UpdateRenderer, diff_text
+from sidecar.secrets import SECRET_ENV_VARS, secret
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_WORKSPACE = REPO / "fixtures" / "demo-workspace"
 
 
 class TerminalClient:
-    def __init__(self, console: Console, *, auto_yes: bool) -> None:
+    def __init__(self, console: Console, *, auto_yes: bool, trust: bool = False) -> None:
         self.console = console
         self.auto_yes = auto_yes
+        # --trust: trust questions (workspace, .mcp.json servers) answered "for this session".
+        self.trust = trust
         self.renderer = UpdateRenderer(console)
 
     async def ask(self, prompt: str) -> str:
@@ -41,11 +44,21 @@ class TerminalClient:
         self.renderer.finish()
         call = params.get("toolCall") or {}
         options = params.get("options") or []
-        self.console.print(Text(f"\n⚠ Permission: {call.get('title', 'tool call')}", style="bold yellow"))
+        trust_question = ((call.get("_meta") or {}).get("sidecar") or {}).get("trust")
+        heading = "Trust" if trust_question else "Permission"
+        self.console.print(Text(f"\n⚠ {heading}: {call.get('title', 'tool call')}", style="bold yellow"))
         for item in call.get("content") or []:
+            if trust_question and item.get("type") == "content":
+                self.console.print(Text(str((item.get("content") or {}).get("text", "")), style="yellow"))
             if item.get("type") == "diff":
                 self.console.print(diff_text(item["path"], item.get("oldText"), item.get("newText", "")))
                 self.renderer.diffs_shown.add(str(call.get("toolCallId")))
+        if trust_question and (self.trust or self.auto_yes):
+            # --yes answers permissions, never trust: only --trust trusts (for this session).
+            kind = "allow_once" if self.trust else "reject_once"
+            chosen = next((o for o in options if o.get("kind") == kind), options[0])
+            self.console.print(Text(f"  → {chosen['name']} ({'--trust' if self.trust else '--yes'})", style="yellow"))
+            return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
         if self.auto_yes:
             chosen = next((o for o in options if o.get("kind") == "allow_once"), options[0])
             self.console.print(Text(f"  → {chosen['name']} (--yes)", style="yellow"))
@@ -86,7 +99,7 @@ def demo_env(base_url: str) -> dict[str, str]:
 
 
 async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str], console: Console) -> int:
-    client = TerminalClient(console, auto_yes=bool(args.yes))
+    client = TerminalClient(console, auto_yes=bool(args.yes), trust=bool(getattr(args, "trust", False)))
     process = SidecarProcess(framing="acp", env={**env, "PYTHONPATH": str(REPO)}, cwd=str(cwd),
                              stderr=open(os.devnull, "wb"))
     process.handlers["session/request_permission"] = client.on_permission
@@ -128,7 +141,18 @@ async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str],
 
 
 def have_credentials() -> bool:
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    return bool(secret("ANTHROPIC_API_KEY") or secret("ANTHROPIC_AUTH_TOKEN"))
+
+
+def server_env() -> dict[str, str]:
+    """The environment for ``sidecar serve``: ours, plus the credentials ``capture_secrets`` took out of
+    it (the server captures them in turn, first thing)."""
+    env = dict(os.environ)
+    for name in SECRET_ENV_VARS:
+        value = secret(name)
+        if value:
+            env[name] = value
+    return env
 
 
 def run_chat(args: argparse.Namespace) -> int:
@@ -140,7 +164,7 @@ def run_chat(args: argparse.Namespace) -> int:
             "Anthropic-compatible endpoint), or run `sidecar demo` for the offline demo.", style="red")
         return 2
     cwd = Path(args.cwd or os.getcwd()).resolve()
-    return asyncio.run(chat_session(args, cwd, dict(os.environ), Console()))
+    return asyncio.run(chat_session(args, cwd, server_env(), Console()))
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -163,7 +187,7 @@ def run_demo(args: argparse.Namespace) -> int:
     try:
         if not offline:
             console.print(Text(f"Demo with Claude, real tools, workspace {cwd}", style="bold magenta"))
-            return asyncio.run(chat_session(args, cwd, dict(os.environ), console))
+            return asyncio.run(chat_session(args, cwd, server_env(), console))
         console.print(Text(f"Offline demo: scripted model, real tools, workspace {cwd}", style="bold magenta"))
         with ScriptedModelServer(demo_turns(cwd)) as server:
             return asyncio.run(chat_session(args, cwd, demo_env(server.base_url), console))

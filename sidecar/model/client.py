@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import os
 import random
 import threading
 from collections.abc import Awaitable, Callable
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sidecar.model.settings import ModelSettings
-from sidecar.secrets import redact
+from sidecar.secrets import redact, secret
 
 if TYPE_CHECKING:
     import anthropic
@@ -57,9 +56,15 @@ class ModelReply:
 def make_client(settings: ModelSettings) -> anthropic.AsyncAnthropic:
     import anthropic  # heavy (seconds): imported on first use, not at startup
     kwargs: dict[str, Any] = {"max_retries": 0, "timeout": 600.0}
+    # Passed explicitly: ``capture_secrets`` took them out of the environment the SDK would read.
+    api_key, auth_token = secret("ANTHROPIC_API_KEY"), secret("ANTHROPIC_AUTH_TOKEN")
+    if api_key:
+        kwargs["api_key"] = api_key
+    if auth_token:
+        kwargs["auth_token"] = auth_token
     if settings.base_url:
         kwargs["base_url"] = settings.base_url
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        if not (api_key or auth_token):
             kwargs["api_key"] = "unused"  # a local endpoint that wants no key; the SDK insists on one
     return anthropic.AsyncAnthropic(**kwargs)
 

@@ -25,9 +25,10 @@ from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND,
 from sidecar.model.client import ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
 from sidecar.model.settings import ModelSettings
-from sidecar.permissions.gate import PermissionGate
+from sidecar.permissions.gate import PermissionGate, secret_env_names
 from sidecar.permissions.hooks import run_session_start
 from sidecar.permissions.trust import WorkspaceTrust
+from sidecar.secrets import capture_secrets
 from sidecar.server.content import prompt_to_api, replay_updates
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
 from sidecar.store import SessionStore
@@ -226,6 +227,9 @@ class SessionCore:
         trust = WorkspaceTrust(session, client_trust if isinstance(client_trust, bool) else None)
         session.services["trust"] = trust
         session.permissions = PermissionGate(session)
+        names = secret_env_names(session)
+        if names:  # ``secretEnvVars``: out of this process's environment too, not only its children's
+            capture_secrets(names)
         initial = self.client_settings.get("initialMode")
         if initial in MODES and not session.history:
             session.mode = initial

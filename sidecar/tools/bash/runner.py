@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
+from sidecar.secrets import redact_file
 from sidecar.tools.bash import sandbox
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -189,6 +190,7 @@ class OutputPump(threading.Thread):
                         self._to_ring(rest)
                         self._ring_total += len(rest)
                 self._flush_ring(out)
+            redact_file(self.path)  # the saved output is redacted like everything else
         finally:
             os.close(self.fd)
             self.done.set()
