@@ -101,6 +101,14 @@ async def main_async(nbytes: int, runs: int) -> None:
     )
     print(f"ratio: {min(tool_runs) / min(ref):.2f}x (goal <= 2x); vs pipe floor {min(tool_runs) / min(floor):.2f}x")
     print(f"peak RSS of the tool process: {rss:.1f} MB (goal <= 150 MB)")
+    print("reference: the same command with its output to /dev/null (no reader at all); the pipe floor above is "
+          "what any reader of a pipe costs")
+    ratio = min(tool_runs) / min(ref)
+    sys.path.insert(0, str(REPO / "bench"))
+    from foundation_common import row
+
+    row("bash_output", "Bash output vs shell to /dev/null", f"{ratio:.2f}x ({nbytes / 2**30:.2f} GiB, "
+        f"{min(tool_runs):.2f} vs {min(ref):.2f} s), {rss:.0f} MB", "<= 2x, <= 150 MB", ratio <= 2 and rss <= 150)
 
 
 def main() -> None:

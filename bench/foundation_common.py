@@ -68,3 +68,53 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
         if line.startswith(field + ":"):
             return int(line.split()[1])
     raise KeyError(field)
+
+
+# ---- the closing table of bench/run ----------------------------------------------------------------
+# Each benchmark reports its headline numbers with ``row``; bench/run sets BENCH_SUMMARY to a file and
+# prints every row, in the order of issue 18's table (``ORDER``), when all benchmarks have run.
+
+ORDER = ["first_prompt", "startup", "glob", "edit", "read_tail", "read_deep", "bash_output", "grep_content",
+         "bash_cancel", "scale_sessions", "scale_long", "scale_watcher_rss", "scale_watcher_notice",
+         "scale_load"]
+
+
+def row(key: str, measure: str, value: str, goal: str, ok: bool) -> None:
+    """One line of bench/run's closing table (also printed here, so a benchmark run alone shows it)."""
+    import json
+
+    verdict = "OK" if ok else "MISSED"
+    print(f"-> {measure}: {value}   goal {goal}   {verdict}", flush=True)
+    path = os.environ.get("BENCH_SUMMARY")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"key": key, "measure": measure, "value": value, "goal": goal,
+                                  "verdict": verdict}) + "\n")
+
+
+def print_summary(path: str) -> None:
+    """The closing table: one line per row of issue 18's table, in its order; rows not run say so."""
+    import json
+
+    rows: dict[str, dict[str, str]] = {}
+    if os.path.exists(path):
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                item = json.loads(line)
+                rows[item["key"]] = item
+    names = {"first_prompt": "first prompt vs tenth", "startup": "startup to LSP initialize vs jedi",
+             "glob": "Glob **/*.py vs rg --files -g", "edit": "Edit 1M lines vs read-replace-write+fsync",
+             "read_tail": "Read last 2000 lines vs tail -n", "read_deep": "Read 2000 lines deep vs sed -n",
+             "bash_output": "Bash output vs shell to /dev/null", "grep_content": "Grep content vs rg (same output)",
+             "bash_cancel": "cancel a running Bash", "scale_sessions": "50 vs 5 concurrent sessions",
+             "scale_long": "long session per-turn overhead", "scale_watcher_rss": "watcher RSS, big workspace",
+             "scale_watcher_notice": "watcher notice latency, big workspace",
+             "scale_load": "session/load of a long session"}
+    print(f"{'measure':<44} {'value':<46} {'goal':<22} verdict")
+    for key in ORDER + [k for k in rows if k not in ORDER]:
+        item = rows.get(key)
+        if item is None:
+            print(f"{names.get(key, key):<44} {'(not run)':<46} {'':<22} -")
+        else:
+            print(f"{item['measure'][:44]:<44} {item['value']:<46} {item['goal']:<22} {item['verdict']}")
+
