@@ -109,6 +109,10 @@ async def summarise(agent: AgentLoop, messages: list[dict[str, Any]], instructio
     ask_message = {"role": "user", "content": [{"type": "text", "text": ask}]}
     request["messages"] = [*json.loads(json.dumps(messages)), ask_message]
     request["max_tokens"] = min(SUMMARY_MAX_TOKENS, int(request.get("max_tokens") or SUMMARY_MAX_TOKENS))
+    if (request.get("thinking") or {}).get("type") == "enabled":
+        # A token budget would not fit the summary's smaller max_tokens; earlier thinking blocks stay
+        # in the history unmodified (the API accepts them with thinking off). Adaptive thinking stays.
+        del request["thinking"]
     request["tool_choice"] = {"type": "none"}
     reply = await agent.model.complete(request)
     text = "".join(b.get("text", "") for b in reply.content if b.get("type") == "text").strip()

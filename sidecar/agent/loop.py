@@ -137,9 +137,11 @@ class AgentLoop:
         messages = copy.deepcopy(self.conversation.messages)
         if messages and isinstance(messages[-1].get("content"), list) and messages[-1]["content"]:
             messages[-1]["content"][-1]["cache_control"] = CACHE
+        model = self.model_name or self.model.settings.model
         params: dict[str, Any] = {
-            "model": self.model_name or self.model.settings.model,
-            "max_tokens": self.model.settings.max_tokens,
+            "model": model,
+            # max_tokens, thinking (adaptive where the model has it) and effort, per model
+            **self.model.settings.request_options(model),
             "system": [{"type": "text", "text": self.system_prompt, "cache_control": CACHE}],
             "messages": messages,
         }
@@ -179,6 +181,8 @@ class AgentLoop:
             while True:
                 if stats.requests >= self.model.settings.max_requests_per_turn:
                     return "max_turn_requests"
+                # The model's limits, thinking and effort (Models API once, else the built-in table).
+                await self.model.ensure_capabilities(self.model_name or self.model.settings.model)
                 for hook in self.session.services.get("before_model_request", ()):
                     await hook(self)  # e.g. compaction near the context window (sidecar.agent.compaction)
                 stats.requests += 1

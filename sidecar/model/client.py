@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sidecar.model import capabilities
+from sidecar.model.capabilities import ModelCapabilities
 from sidecar.model.settings import ModelSettings
 from sidecar.secrets import redact, secret
 
@@ -138,6 +140,10 @@ class ModelClient:
             if self._client is None:
                 self._client = make_client(self.settings)
             return self._client
+
+    async def ensure_capabilities(self, model: str | None = None) -> ModelCapabilities:
+        """The model's capabilities from the Models API (asked once per endpoint and model), else the table."""
+        return await capabilities.fetch(self.client, model or self.settings.model, self.settings.endpoint)
 
     async def stream(self, params: dict[str, Any], callbacks: StreamCallbacks | None = None) -> ModelReply:
         """One model call, streamed, retried as a whole on transient failure.

@@ -253,12 +253,20 @@ def _max_tokens(body: dict[str, Any]) -> None:
 
 
 def _thinking_config(body: dict[str, Any], count_tokens: bool) -> None:
+    output_config = body.get("output_config")
+    if isinstance(output_config, dict) and output_config.get("effort") is not None:
+        if output_config["effort"] not in ("low", "medium", "high", "xhigh", "max"):
+            raise _Invalid(
+                "thinking_config", "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+            )
     config = body.get("thinking")
     if config is None:
         return
     if not isinstance(config, dict):
         raise _Invalid("thinking_config", "thinking: Input should be a valid dictionary or object")
     kind = config.get("type")
+    if kind == "adaptive" and config.get("display") not in (None, "summarized", "omitted"):
+        raise _Invalid("thinking_config", "thinking.adaptive.display: Input should be 'summarized' or 'omitted'")
     if kind in ("disabled", "adaptive", "between_tools"):
         return
     if kind != "enabled":

@@ -52,6 +52,7 @@ __all__ = [
 EXHAUSTED_TEXT = "(scripted model: no more turns)"
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+MODELS_PATH = "/v1/models"
 
 DEFAULT_TEXT_CHUNK = 8
 DEFAULT_JSON_CHUNK = 12
@@ -174,8 +175,11 @@ class ScriptedModelServer:
         *,
         strict: bool = True,
         relax: Iterable[str] = (),
+        models: dict[str, dict[str, Any]] | None = None,
     ) -> None:
-        """``strict`` (default) validates every request as the real API does and answers what it would
+        """``models`` (model id → Models API object) are served on ``GET /v1/models/{id}`` and ``GET
+        /v1/models``; without it those answer 404, as an endpoint without the Models API does.
+        ``strict`` (default) validates every request as the real API does and answers what it would
         (400 ``invalid_request_error``, 413 for size) without consuming a turn; ``relax`` names rules of
         :data:`sidecar.testing.api_rules.RULES` to leave unchecked; ``strict=False`` checks nothing."""
         self._host = host
@@ -196,6 +200,9 @@ class ScriptedModelServer:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._sockets: set[socket.socket] = set()
+        self.models: dict[str, dict[str, Any]] = dict(models or {})
+        self.model_lookups: list[str] = []
+        """Model ids asked for on ``GET /v1/models/{id}``, in arrival order."""
         self.errors: list[str] = []
         """Problems the server hit while answering (bad turns, exceptions in callables)."""
 
@@ -393,6 +400,19 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routing ------------------------------------------------------------------------------------------
 
     def do_GET(self) -> None:
+        path = urlsplit(self.path).path.rstrip("/")
+        models = self.scripted.models
+        if path.startswith(MODELS_PATH + "/"):
+            model_id = path[len(MODELS_PATH) + 1 :]
+            with self.scripted._lock:
+                self.scripted.model_lookups.append(model_id)
+            if model_id in models:
+                self._send_json(200, {"type": "model", "id": model_id, **models[model_id]})
+                return
+        elif path == MODELS_PATH and models:
+            data = [{"type": "model", "id": k, **v} for k, v in models.items()]
+            self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+            return
         self._send_json(404, _error_body("not_found_error", f"GET {self.path} is not served here"))
 
     def do_POST(self) -> None:
