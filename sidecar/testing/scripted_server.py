@@ -411,7 +411,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
         elif path == MODELS_PATH and models:
             data = [{"type": "model", "id": k, **v} for k, v in models.items()]
-            self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+            page = {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+            self._send_json(200, page)
             return
         self._send_json(404, _error_body("not_found_error", f"GET {self.path} is not served here"))
 

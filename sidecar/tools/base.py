@@ -8,6 +8,7 @@ cancellation, bounded output and result metadata. A tool only says what is parti
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -100,7 +101,8 @@ class Tool(ABC, Generic[InputT]):
 
     # ---- contract -------------------------------------------------------------------------
     def description(self) -> str:
-        return (self.Input.__doc__ or self.name).strip()
+        # cleandoc: the docstring's indentation is not sent (the model reads the text, not our layout)
+        return inspect.cleandoc(self.Input.__doc__ or self.name)
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.Input.model_json_schema()

@@ -111,3 +111,24 @@ def test_diffs_hunks_and_partial_apply() -> None:
             part = apply_hunks(A, B, [k])
             assert len(make_diff(A, part, "x").hunks) == 1
         assert apply_hunks(A, B, range(n)) == B
+
+
+async def test_grep_context_gives_lines_around_each_match(agent: Agent, ws: Path) -> None:
+    f = ws / "ctx.txt"
+    f.write_text("".join(f"line {i}\n" for i in range(1, 21)).replace("line 6\n", "match A\n")
+                 .replace("line 15\n", "match B\n"))
+    text, err, _ = await agent.call("Grep", pattern="^match", path=str(f), output_mode="content", context=2)
+    assert not err
+    # rg prints a single file without its name; "--" separates the two groups
+    assert text == "4-line 4\n5-line 5\n6:match A\n7-line 7\n8-line 8\n--\n13-line 13\n14-line 14\n" \
+        "15:match B\n16-line 16\n17-line 17"
+    same, _, _ = await agent.call("Grep", pattern="^match", path=str(f), output_mode="content", **{"-C": 2})
+    assert same == text
+    # -C wins over context when both are given; -A/-B still narrow one side
+    one, _, _ = await agent.call("Grep", pattern="match A", path=str(f), output_mode="content",
+                                 context=5, **{"-C": 1})
+    assert one == "5-line 5\n6:match A\n7-line 7"
+    grep = agent.dispatcher.registry.get("Grep")
+    assert grep is not None
+    schema = grep.input_schema()["properties"]
+    assert {"context", "-C", "-A", "-B", "-n", "-i", "head_limit", "offset", "multiline", "type", "glob"} <= set(schema)

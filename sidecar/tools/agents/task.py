@@ -26,13 +26,28 @@ if TYPE_CHECKING:
 
 class TaskInput(ToolInput):
     """Launch a sub-agent to handle a complex, multi-step task on its own. The sub-agent starts with an
-    empty history: give it everything it needs in the prompt (goal, relevant paths, what to report back).
-    Its final message comes back to you as this tool's result; the user does not see it, so summarise it.
+    empty history and the tools of its type; its final message comes back to you as this tool's result.
 
-    Use it for open-ended searches that may take several rounds, for independent pieces of work, and to
-    keep long explorations out of your own context. To run several agents in parallel, send several Task
-    calls in one message (read-only agent types such as Explore run concurrently). Do not use it to read
-    one known file or search for one symbol: use Read, Glob or Grep directly.
+    When to use it:
+    - Open-ended searches that may take several rounds of Glob, Grep and Read ("where is the retry
+      policy decided?", "which callers rely on this behaviour?"): the exploration stays out of your own
+      context and only the answer comes back.
+    - Independent pieces of work that can run side by side: send several Task calls in one message to
+      run them in parallel (read-only types such as Explore run concurrently).
+    - Long, self-contained jobs; with run_in_background you keep working and collect the report later
+      with TaskOutput (or stop it with TaskStop).
+
+    When not to use it:
+    - Reading a file whose path you know: Read. Finding a class or function by name: Grep or Glob.
+      Looking inside two or three known files: Read them. A sub-agent is slower for these.
+    - Work that needs the conversation's context the sub-agent does not have, or that you must watch
+      step by step.
+
+    Writing the prompt: the sub-agent knows nothing of this conversation. Give it the goal, what you
+    already know (paths, names, constraints), whether it should change code or only research, and
+    exactly what to report back (e.g. "list the files and line numbers", "a summary under 200 words").
+    Its report is not shown to the user: tell the user what matters from it. A report is the agent's
+    own account; check the parts your next step depends on.
 
     Available agent types are listed below; pick one in subagent_type.
     """

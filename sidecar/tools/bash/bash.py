@@ -28,16 +28,84 @@ CONCURRENCY_CHECK_CHARS = 2048
 
 
 class BashInput(ToolInput):
-    """Run a shell command (bash) in the workspace and return its output.
+    """Run a shell command (bash) in the workspace and return its output, exit code and duration.
 
-    Use it for builds, tests, git, package managers and other programs. Prefer the dedicated tools
-    for files: Read (not cat/head/tail), Grep (not grep/rg), Glob (not find/ls), Edit/Write (not
-    sed/echo >). The working directory persists between calls (a `cd` stays in effect); environment
-    changes do not. Quote paths with spaces. Chain dependent steps with `&&`; issue independent
-    read-only commands as separate parallel calls. Output over 30,000 characters is cut in the middle and
-    saved to a file you can Read. Commands that need input will fail (stdin is empty). For servers,
-    watchers and other long-running commands use run_in_background and poll with BashOutput.
-    Commands that only read run without asking; others follow the user's permission rules.
+    Use it for what only a program can do: builds, tests, linters, git, package managers, running
+    scripts. It is not the tool for looking at or changing files.
+
+    Dedicated tools first:
+    - Reading a file: Read, not cat/head/tail/less. Finding files: Glob, not find/ls -R. Searching
+      contents: Grep, not grep/rg/ag. Changing files: Edit or Write, not sed -i, awk, echo/cat with `>`
+      or heredocs. Those tools show the user proper diffs and file cards, respect the read-before-edit
+      checks and cost fewer tokens. `ls` of one directory to check it exists is fine.
+    - Talk to the user in your reply, never through `echo` or `printf`.
+
+    Writing the command:
+    - Quote every path that contains spaces or shell characters with double quotes:
+      `cd "/work/My Project"`, `pytest "tests/test a.py"`. Unquoted, the shell splits it into two words.
+    - The working directory persists between calls (a `cd` stays in effect; a `cd` that would leave
+      the workspace roots is not kept); variables, `export`s and activated virtualenvs do not. Prefer
+      absolute paths over changing directory; when a tool must run elsewhere use `cd "dir" && tool`.
+    - Several steps that depend on each other: one call, joined with `&&` (or `;` when a step may fail
+      and the next must run anyway). Independent commands (e.g. `git status` and `git diff`): send them
+      as separate Bash calls in the same message, so they run side by side. Do not use newlines to
+      separate commands, except inside quoted strings and heredocs.
+    - Give `description` a short active-voice summary (5-10 words, e.g. "Run the parser unit tests");
+      the user sees it on the tool card.
+
+    No interactive programs: stdin is empty and there is no terminal, so anything that waits for input
+    hangs until it times out or fails at once. Never start editors (vim, nano), pagers (less, more, `git
+    log` without a pager setting: use `git --no-pager`), REPLs, `git rebase -i`, `git add -i/-p` or
+    `git commit` without `-m`. Pass the non-interactive flag when there is one (`--yes`, `-y`,
+    `--no-input`, `--non-interactive`, `CI=1`, `npm init -y`).
+
+    Time and output:
+    - `timeout` is in milliseconds: 120000 (2 minutes) by default, at most 600000 (10 minutes). Give a
+      long build or test run a larger timeout up front rather than retrying after it was killed.
+    - Output over 30,000 characters is cut in the middle; the whole output is saved to a file whose
+      path the result names, and you can Read or Grep it. Narrow noisy commands yourself (`-q`, `| tail
+      -50`, test selection) so the part you need is not the part that is cut.
+    - A non-zero exit code comes back as an error result with the output; read it before retrying.
+
+    Background work: for servers, watchers and anything that runs until stopped, or for a long job you
+    want to keep working beside, set `run_in_background: true`. The call returns a shell id at once;
+    read new output with BashOutput (optionally with a `filter`) and stop it with KillShell when it is
+    no longer needed. Do not append `&` yourself and do not `sleep` in a loop waiting for it; check
+    its output when you need it. Foreground commands that fork a daemon keep it running until the
+    session ends.
+
+    Sandbox: where the platform has one, commands run in a sandbox: the file system is read-only
+    except the workspace roots and a private temporary directory ($TMPDIR), and the network is off
+    unless the user allowed it. Typical signs that the sandbox stopped something: "Read-only file
+    system" or "Permission denied" when writing outside the workspace (e.g. ~/.cache, /usr/local),
+    "Could not resolve host", "Network is unreachable" or a connection error from a download. When
+    that happens, do not try tricks to get around it. Say which command was blocked and why it needs
+    more access; if the task really needs it, run the same command again with
+    `dangerouslyDisableSandbox: true`, which the user's settings may allow or refuse (the user may be
+    asked). Prefer a change that needs no extra access: cache or build output inside the workspace,
+    a tool already installed. Commands that only read run without asking; the rest follow the user's
+    permission rules, and commands that would destroy the system are always refused.
+
+    Git:
+    - Commit only when the user asked you to. Never push unless asked.
+    - Before a commit, look at `git status`, `git diff` (staged and unstaged) and `git log -n 5
+      --oneline` (independent: run them in parallel) to see what changed and how messages are written
+      here. Stage the files you mean by name rather than `git add -A`/`git add .`, and leave out files
+      that may hold secrets (.env, credentials, keys); warn the user if they asked to commit one.
+    - Write a message that says why, in the repository's style; pass it with `-m`, or for several lines
+      with a quoted heredoc: `git commit -F - <<'EOF'` ... `EOF`.
+    - Never skip or bypass hooks (`--no-verify`, `-n`, `--no-gpg-sign`, `HUSKY=0`) unless the user
+      asked. If a pre-commit hook fails, the commit did not happen: fix the problem and make a new
+      commit; do not `--amend`, which would change the previous commit.
+    - Never force-push (`--force`, `--force-with-lease`, `+refspec`), least of all to main/master;
+      never rewrite published history (rebase, reset --hard, amend of a pushed commit) or delete
+      branches unless the user explicitly asked for exactly that. Do not change git config.
+    - If there is nothing to commit, say so instead of making an empty commit.
+    - Pull requests: with the `gh` CLI. First see the whole branch: `git status`, `git diff
+      <base>...HEAD`, `git log <base>..HEAD` and whether the branch tracks a remote. Push with `git
+      push -u origin <branch>` if needed, then `gh pr create --title "..." --body "..."` (a heredoc for
+      the body): a short summary of every commit on the branch, not only the last, and how it was
+      tested. Give the user the PR URL. Use `gh` for other GitHub work too (issues, checks, comments).
     """
 
     command: str = Field(description="The command to run")

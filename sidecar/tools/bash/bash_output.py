@@ -16,9 +16,14 @@ from sidecar.tools.context import ToolContext
 
 
 class BashOutputInput(ToolInput):
-    """Read the output a background shell (started with Bash run_in_background) produced since you last
-    read it, and whether it is still running. Use `filter` (a regular expression) to keep only matching
-    lines; lines that do not match are consumed and not shown again."""
+    """Read the output a background shell (started with Bash `run_in_background`) produced since you last
+    read it, and whether it is still running (with its exit code once it ended).
+
+    - Use it to check on servers, watchers and long builds instead of waiting with `sleep`.
+    - `filter` (a regular expression) keeps only matching lines; lines that do not match are consumed
+      and not shown again, so use a filter only when you are sure you will not need the rest.
+    - The shell id comes from the Bash result; ids of shells that ended stay readable for this session.
+    """
 
     bash_id: str = Field(description="The ID of the background shell, e.g. bash_1")
     filter: str | None = Field(

@@ -13,8 +13,11 @@ from sidecar.tools.context import ToolContext
 
 
 class KillShellInput(ToolInput):
-    """Stop a background shell you started with Bash run_in_background (SIGTERM to its process group,
-    SIGKILL if it does not exit). Use it when a server or watcher is no longer needed."""
+    """Stop a background shell you started with Bash `run_in_background` (SIGTERM to its process group,
+    SIGKILL if it does not exit). Use it when a server, watcher or long job is no longer needed, and
+    before starting a second copy of the same server on the same port. Shells still running when the
+    session ends are stopped anyway.
+    """
 
     shell_id: str = Field(description="The ID of the background shell to stop, e.g. bash_1")
 

@@ -49,14 +49,24 @@ MAX_LISTED = 20
 
 
 class EditInput(ToolInput):
-    """Performs an exact string replacement in a file.
+    """Performs an exact string replacement in a file: old_string becomes new_string.
 
-    - You must Read the file in this session before editing it; if it changed since (the user, a
-      formatter), Read it again first.
-    - old_string must match the file exactly, including indentation, and occur exactly once; give more
-      surrounding lines to make it unique, or set replace_all to change every occurrence (e.g. renaming a
-      variable). Never include the line-number prefix of Read's output.
-    - new_string must differ from old_string. Prefer editing existing files to creating new ones.
+    - Read first: you must have Read the file in this session. If it changed since (the user, a
+      formatter, a command you ran), Read it again; the edit is refused otherwise.
+    - old_string must match the file exactly: the same characters, indentation (tabs or spaces, as
+      many as after the tab of Read's line prefix), and line breaks. Copy it from the Read output
+      without the line-number prefix: the spaces, number and tab before each line are never part of
+      the file, so never part of old_string or new_string.
+    - old_string must occur exactly once. If it occurs more often the edit is refused: include more
+      surrounding lines to make it unique, or set replace_all to change every occurrence (renaming a
+      variable or a string throughout the file).
+    - Keep old_string small but unique: the lines that change plus one or two around them, not a
+      whole function. Several changes to one file are several Edit calls (one after another; each
+      needs the file as the previous edit left it).
+    - new_string must differ from old_string; to delete text, make new_string empty or keep the
+      surrounding lines only. The file's encoding, BOM and line endings are kept.
+    - Prefer Edit over Write for any change to an existing file: it sends only the change, and the user
+      reviews a small diff. Prefer editing existing files over creating new ones.
     """
 
     file_path: str = Field(description="The absolute path to the file to modify")

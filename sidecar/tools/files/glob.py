@@ -32,10 +32,18 @@ def rg_binary() -> str:
 
 
 class GlobInput(ToolInput):
-    """Fast file pattern matching for any codebase size. Returns matching file paths sorted by
-    modification time, newest first (at most 100). Files ignored by .gitignore are left out.
+    """Fast file name matching for a codebase of any size. Returns matching file paths, newest first
+    (most recently modified), at most 100; files ignored by .gitignore are left out.
 
-    Use it to find files by name, e.g. "**/*.js" or "src/**/*.ts". To search file contents use Grep.
+    - Patterns: `*` matches within one folder level, `**` across levels, `{a,b}` alternatives:
+      "src/**/*.{ts,tsx}", "**/test_*.py", "docs/*.md". A pattern without a slash ("*.toml") matches
+      that file name in every folder below the search folder.
+    - `path` is the folder to search (absolute); leave it out to search the working directory.
+    - Use Glob to find files by name or extension. To search inside files use Grep; to list a single
+      folder Bash `ls` is fine.
+    - Several searches that do not depend on each other: send them as separate calls in one message.
+    - For an open-ended hunt that may take many rounds of Glob and Grep, start a Task sub-agent
+      (Explore) instead, to keep your own context small.
     """
 
     pattern: str = Field(description="The glob pattern to match files against")

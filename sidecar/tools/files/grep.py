@@ -25,16 +25,31 @@ MAX_COLUMNS = 500
 
 
 class GrepInput(ToolInput):
-    """A powerful search tool built on ripgrep. ALWAYS use Grep for searching file contents; never run
-    `grep` or `rg` through Bash.
+    """Search file contents with a regular expression, built on ripgrep. Use it for every content search;
+    never run `grep` or `rg` through Bash: Grep is faster, respects .gitignore and the user's read
+    permissions, and its results are bounded.
 
-    - Full regex syntax (e.g. "log.*Error", "function\\s+\\w+"); literal braces need escaping
-      (`interface\\{\\}` finds `interface{}` in Go).
-    - Filter files with glob (e.g. "*.js", "**/*.{ts,tsx}") or type (e.g. "py", "rust").
-    - output_mode: "files_with_matches" (default: paths only, newest first), "content" (matching lines;
-      -A/-B/-C context, -n line numbers), or "count" (matches per file).
-    - Patterns match within a line; set multiline for patterns that span lines.
-    - head_limit and offset page through long results.
+    - pattern is a ripgrep (Rust) regex: "log.*Error", "def\\s+\\w+_handler", "TODO|FIXME". Escape regex
+      characters you mean literally: `\\.`, `\\(`, `\\[`, and braces (`interface\\{\\}` finds `interface{}`).
+      A pattern matches within one line; set multiline: true for patterns that span lines (then `.`
+      matches newlines too).
+    - Narrow the files with glob ("*.py", "**/*.{ts,tsx}", "!**/vendor/**") or type ("py", "js", "rust",
+      "go"; faster than glob for standard languages), and path (a folder or one file; default: the
+      working directory). -i makes the search case-insensitive.
+    - output_mode:
+      - "files_with_matches" (default): only the paths of matching files, newest first. Use it to find
+        where something is.
+      - "content": the matching lines as path:line:text (-n line numbers are on by default). Show lines
+        around each match with -A (after), -B (before), or -C / context (both sides): context: 2 gives
+        the two lines before and after every match, with "--" between separate groups.
+      - "count": the number of matches per file.
+    - Context, -n and line output only apply in "content" mode.
+    - Long results: head_limit keeps the first N lines (content) or files (files_with_matches); offset
+      skips the first N, so offset=N with the same head_limit shows the next page. A cut result says so.
+    - Start broad with files_with_matches, then read or grep the files that matter with content and
+      context. Independent searches: several Grep calls in one message.
+    - For an open-ended search that needs several rounds of searching and reading, use a Task
+      sub-agent (Explore) instead.
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -56,8 +71,10 @@ class GrepInput(ToolInput):
                               'Requires output_mode "content".')
     before: int | None = Field(default=None, ge=0, alias="-B", description="Lines to show before each match "
                                '(rg -B). Requires output_mode "content".')
-    context: int | None = Field(default=None, ge=0, alias="-C", description="Lines to show before and after each "
-                                'match (rg -C). Requires output_mode "content".')
+    context_c: int | None = Field(default=None, ge=0, alias="-C", description="Lines to show before and after "
+                                  'each match (rg -C). Requires output_mode "content".')
+    context: int | None = Field(default=None, ge=0, description='Same as -C: lines to show before and after each '
+                                'match. Requires output_mode "content".')
     multiline: bool | None = Field(default=None, description="Enable multiline mode where . matches newlines and "
                                    "patterns can span lines (rg -U --multiline-dotall). Default: false.")
     head_limit: int | None = Field(default=None, ge=0, description="Limit output to the first N lines/entries "
@@ -78,8 +95,9 @@ def rg_args(inp: GrepInput, target: str) -> list[str]:
         args.append("--no-heading")
         if inp.line_numbers is not False:
             args.append("--line-number")
-        if inp.context is not None:
-            args += ["-C", str(inp.context)]
+        around = inp.context_c if inp.context_c is not None else inp.context
+        if around is not None:
+            args += ["-C", str(around)]
         if inp.before is not None:
             args += ["-B", str(inp.before)]
         if inp.after is not None:

@@ -48,20 +48,25 @@ TAIL_MAX_BYTES = 8 * 1024 * 1024
 
 
 class ReadInput(ToolInput):
-    """Reads a file from the local filesystem. Use it to look at any file before you change it; Edit and
-    Write refuse files you have not Read in this session.
+    """Reads a file from the local filesystem. Use it to look at any file before you change it: Edit and
+    Write refuse a file you have not Read in this session (or that changed since you read it).
 
-    - file_path must be an absolute path.
-    - By default up to 2000 lines from the start are returned; for long files pass offset (1-based line
-      to start at) and limit (number of lines); a negative offset counts from the end (-100 = the last
-      100 lines, e.g. of a log). Lines longer than 2000 characters are cut.
-    - Output is numbered like `cat -n`: spaces, the line number, a tab, then the line. The number and tab
-      are not part of the file; never include them in Edit's old_string.
+    - file_path must be an absolute path. If the user gives a path to a file, including a screenshot
+      or other image, Read it.
+    - By default up to 2000 lines from the start are returned. For long files pass offset (the 1-based
+      line to start at) and limit (how many lines); a negative offset counts from the end (-100 = the
+      last 100 lines, e.g. of a log). Lines longer than 2000 characters are cut. Prefer reading the
+      whole file when it is of reasonable size.
+    - Output is numbered like `cat -n`: spaces, the line number, a tab, then the line. The number and the
+      tab are not part of the file; everything after the tab is the line exactly (its indentation
+      included). Never put the number prefix into Edit's old_string or new_string.
     - Images (PNG, JPG, GIF, WEBP) are shown to you as images. PDFs are read as text by page; a PDF over
       10 pages needs `pages` (e.g. "1-5"), at most 20 pages per call. Jupyter notebooks (.ipynb) come back
-      as cells with their outputs.
+      as cells with their ids and outputs.
+    - To look at several files, send several Read calls in one message: they run together.
     - Reading the same range of an unchanged file again returns a short "unchanged" note: use what you
-      read before. Directories cannot be read: use Glob, or Bash `ls`.
+      read before. A file that exists but is empty says so. Directories cannot be read: use Glob, or
+      Bash `ls` for one directory.
     """
 
     file_path: str = Field(description="The absolute path to the file to read")

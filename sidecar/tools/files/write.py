@@ -30,12 +30,17 @@ from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, 
 
 
 class WriteInput(ToolInput):
-    """Writes a file to the local filesystem, replacing it if it exists.
+    """Writes a file to the local filesystem, creating it (and its parent folders) or replacing it whole.
 
-    - To replace an existing file you must have Read it in this session, and it must be unchanged
-      since; prefer Edit for changes to existing files (it sends only the diff).
-    - New files are created with their parent folders. Do not create documentation or README files
-      unless the user asked for them.
+    - For a change to an existing file use Edit instead: it sends only the change, the user reviews a
+      small diff, and nothing else in the file can be lost by accident. Use Write for new files, or when
+      almost all of a file changes.
+    - To replace an existing file you must have Read it in this session, and it must be unchanged since;
+      otherwise the write is refused: Read it first.
+    - file_path must be absolute. The content is written as given (no line-number prefixes); the file
+      keeps its mode.
+    - Do not create files the task does not need. Never create documentation (*.md, README) files unless
+      the user asked for them.
     """
 
     file_path: str = Field(description="The absolute path to the file to write (must be absolute, not relative)")

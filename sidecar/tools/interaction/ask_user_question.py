@@ -46,14 +46,26 @@ class Question(BaseModel):
 
 
 class AskUserQuestionInput(ToolInput):
-    """Use this tool when you need the user's decision to go on: to clarify an ambiguous request, to choose
-    between approaches with real trade-offs, or to get a preference you cannot infer from the code.
+    """Ask the user one to four multiple-choice questions and wait for the answers; they come back as this
+    tool's result.
 
-    The turn waits until the user answers; the answers come back as this tool's result. Ask 1-4
-    questions at once, each with 2-4 options; the user may also answer in their own words ("Other").
-    If you recommend an option, put it first and add "(Recommended)" to its label.
-    Do not use it for yes/no permission to run a tool (tool calls already ask), nor to ask whether your
-    plan is ready in plan mode (use ExitPlanMode).
+    When to use it:
+    - The request is ambiguous in a way that changes what you build, and the code does not settle it.
+    - There are approaches with real trade-offs the user should choose between (a library, a data
+      format, a breaking change versus a compatible one).
+    - You need a preference you cannot infer (naming, scope, which of several failing things first).
+
+    When not to use it:
+    - For what you can find out yourself by reading the code, the docs or running a command: look first.
+    - When the request is clear: do the work instead of confirming it.
+    - For permission to run a tool: tool calls ask the user on their own when needed.
+    - In plan mode, to ask whether the plan is ready: call ExitPlanMode with the plan.
+
+    How: each question has a short header (a few words, shown as a chip), 2-4 options with a label and
+    a one-line description of what choosing it means, and multiSelect when several options can apply.
+    The user can always answer in their own words instead ("Other"), so do not add an "Other" option.
+    If you recommend an option, put it first and add "(Recommended)" to its label. Ask everything you
+    need in one call rather than one question after another.
     """
 
     questions: list[Question] = Field(description="1-4 questions to ask the user.")

@@ -28,17 +28,29 @@ class Todo(BaseModel):
 
 
 class TodoWriteInput(ToolInput):
-    """Use this tool to create and update a structured task list for the current work. It shows the user
-    your plan and progress, and helps you keep track of multi-step tasks.
+    """Create and update a structured task list for the current work. The user sees it as your plan and
+    watches it progress; it also keeps you on track through long, multi-step work.
 
-    Use it when a task needs three or more distinct steps, when the user gives several tasks at once, or
-    when the user asks for a todo list. Skip it for a single trivial step or a purely conversational answer.
+    When to use it:
+    - A task that needs three or more distinct steps, or careful work across several files.
+    - The user gives several things to do at once (a numbered list, "also ...").
+    - The user asks for a todo list or a plan to follow.
+    - New work turns up while you go (a failing test to fix, a follow-up the user adds): add it.
 
+    When not to use it:
+    - One simple step, or a few trivial ones ("rename this variable", "run the tests").
+    - Questions, explanations and conversation: there is nothing to track.
+    - Do not add steps just to have a list; each item is a piece of work the user would recognise.
+
+    How:
     - Each call replaces the whole list: send every task, not only the changed ones.
-    - Mark a task in_progress before starting it; exactly one task should be in_progress while you work.
-    - Mark a task completed as soon as it is done (only when fully done: tests pass, no errors left);
-      do not batch completions.
-    - Add tasks you discover along the way; remove tasks that turned out to be irrelevant.
+    - Each task has `content` (imperative: "Add retry to the client") and `activeForm` (what is shown
+      while it runs: "Adding retry to the client"), and a status: pending, in_progress or completed.
+    - Mark a task in_progress before you start it; keep exactly one in_progress while you work.
+    - Mark a task completed as soon as it is fully done (tests pass, nothing left broken); do not batch
+      completions at the end. If it is blocked or only partly done, keep it in_progress and add a task
+      for what blocks it.
+    - Remove tasks that turned out to be irrelevant instead of completing them.
     """
 
     todos: list[Todo] = Field(description="The complete, updated task list.")
