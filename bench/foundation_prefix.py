@@ -9,6 +9,11 @@ sorted keys and no spaces) and the longest common prefix with the previous reque
 request's length: the share of its bytes that repeats the previous prefix. Shown twice: as sent, and with
 ``cache_control`` markers removed (a breakpoint moving to the newest message is not a content change; the
 API's cache keys on content). Goal: ≥ 95 % (the mean as sent, and every request's share is printed).
+
+The model's turns carry a signed thinking block, as adaptive thinking produces them, so the history sent
+back holds them too. Also measured: the fixed part of every request (the ``tools`` array, each tool's
+description, the system prompt) in bytes and characters, and whether it stayed byte-identical across all
+requests (it must: it is the start of the cached prefix).
 """
 
 from __future__ import annotations
@@ -74,7 +79,26 @@ def tool_turn(i: int, ws: Path) -> dict[str, Any]:
         call = {"name": "Glob", "input": {"pattern": "src/*.py"}}
     else:
         call = {"name": "Grep", "input": {"pattern": f"f{i % 8}_1", "path": str(ws / "src")}}
-    return {"content": [{"type": "text", "text": f"Looking at step {i}."}, {"type": "tool_use", **call}]}
+    thought = f"Step {i}: the user wants part {i} checked; {call['name']} is the right tool for it."
+    return {"content": [{"type": "thinking", "thinking": thought},
+                        {"type": "text", "text": f"Looking at step {i}."}, {"type": "tool_use", **call}]}
+
+
+def fixed_part(requests: list[RecordedRequest]) -> None:
+    """Sizes of the tools array and system prompt, and whether they stayed byte-identical."""
+    first = requests[0].body
+    tools, system = first.get("tools") or [], first.get("system") or []
+    tools_bytes = len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False).encode())
+    system_text = "".join(b.get("text", "") for b in system if isinstance(b, dict))
+    described = sorted(((len(t.get("description", "")), t["name"]) for t in tools), reverse=True)
+    print(f"tools array: {len(tools)} tools, {tools_bytes} bytes; descriptions {sum(n for n, _ in described)} chars "
+          f"(largest: {', '.join(f'{name} {n}' for n, name in described[:5])})")
+    print(f"system prompt: {len(system_text)} chars")
+    same = all(json.dumps(r.body.get("tools")) == json.dumps(tools) and
+               json.dumps(r.body.get("system")) == json.dumps(system) for r in requests)
+    print(f"tools + system byte-identical in all {len(requests)} requests: {'yes' if same else 'NO'}")
+    print(f"thinking {first.get('thinking')}, output_config {first.get('output_config')}, "
+          f"max_tokens {first.get('max_tokens')}")
 
 
 async def run(turns: int) -> int:
@@ -108,6 +132,7 @@ async def run(turns: int) -> int:
     errors = [r for r in requests if any(b.get("is_error") for b in r.tool_results())]
     if len(requests) != 2 * turns or errors:
         print(f"warning: {len(requests)} requests, {len(errors)} with tool errors")
+    fixed_part(requests)
     raw, stripped = shares(requests, False), shares(requests, True)
     sizes = [len(canonical(r.body, False)) for r in requests]
     print(f"{len(requests)} requests, {sizes[0]} → {sizes[-1]} bytes (canonical)")

@@ -123,6 +123,7 @@ export class Ctx implements vscode.Disposable {
     if (settings.apiBaseUrl) env.ANTHROPIC_BASE_URL = settings.apiBaseUrl;
     if (settings.model) env.SIDECAR_MODEL = settings.model;
     if (settings.smallModel) env.SIDECAR_SMALL_MODEL = settings.smallModel;
+    if (settings.effort) env.SIDECAR_EFFORT = settings.effort;
 
     // No `transport` field: plain stdio, without languageclient appending `--stdio` to the arguments.
     const serverOptions: ServerOptions = {

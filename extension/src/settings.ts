@@ -14,6 +14,7 @@ export interface Settings {
   pythonPath: string;
   model: string;
   smallModel: string;
+  effort: string;
   apiBaseUrl: string;
   initialMode: ModeId;
   permissions: PermissionRules;
@@ -31,6 +32,7 @@ export function readSettings(): Settings {
     pythonPath: c.get<string>('pythonPath') ?? '',
     model: c.get<string>('model') ?? '',
     smallModel: c.get<string>('smallModel') ?? '',
+    effort: c.get<string>('effort') ?? '',
     apiBaseUrl: c.get<string>('apiBaseUrl') ?? '',
     initialMode: c.get<ModeId>('initialMode') ?? 'default',
     permissions: { allow: strings(perms.allow), ask: strings(perms.ask), deny: strings(perms.deny) },
@@ -43,9 +45,10 @@ export function sidecarSettings(s: Settings): Record<string, unknown> {
   const out: Record<string, unknown> = { permissions: s.permissions, initialMode: s.initialMode };
   if (s.model) out.model = s.model;
   if (s.smallModel) out.smallModel = s.smallModel;
+  if (s.effort) out.effort = s.effort;
   if (s.apiBaseUrl) out.apiBaseUrl = s.apiBaseUrl;
   return out;
 }
 
 /** Settings whose change needs the sidecar restarted (it reads them at start). */
-export const RESTART_KEYS = ['pythonPath', 'model', 'smallModel', 'apiBaseUrl', 'permissions'].map((k) => `sidecar.${k}`);
+export const RESTART_KEYS = ['pythonPath', 'model', 'smallModel', 'effort', 'apiBaseUrl', 'permissions'].map((k) => `sidecar.${k}`);

@@ -48,6 +48,7 @@ describe('settings sent to the sidecar', () => {
         pythonPath: '',
         model: '',
         smallModel: 'claude-haiku-4-5',
+        effort: 'high',
         apiBaseUrl: 'http://127.0.0.1:9',
         initialMode: 'acceptEdits',
         permissions: { allow: ['Bash(npm test *)'], ask: [], deny: ['Read(./.env)'] },
@@ -57,6 +58,7 @@ describe('settings sent to the sidecar', () => {
       permissions: { allow: ['Bash(npm test *)'], ask: [], deny: ['Read(./.env)'] },
       initialMode: 'acceptEdits',
       smallModel: 'claude-haiku-4-5',
+      effort: 'high',
       apiBaseUrl: 'http://127.0.0.1:9',
     });
   });
