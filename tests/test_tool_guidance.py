@@ -39,7 +39,7 @@ TOPICS: dict[str, dict[str, str]] = {
         "commit only when asked": r"commit only when the user asked",
         "never force-push": r"never force-push",
         "never skip hooks": r"never skip or bypass hooks.*--no-verify",
-        "failed hook: new commit, not amend": r"hook fails.*new\s+commit.*--amend",
+        "failed commit: new commit, not amend": r"commit fails.*new commit.*--amend",
         "stage files by name, no secrets": r"stage the files.*by name.*secrets",
         "pull requests with gh": r"gh pr create",
         "description field": r"description.*5-10 words",

@@ -103,3 +103,30 @@ async def test_the_models_api_answer_wins_over_the_table(
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 10_000}
     assert "output_config" not in body
     assert body["max_tokens"] == 32_000
+
+
+async def test_compaction_sends_thinking_blocks_back_unmodified(
+        make_sidecar: MakeSidecar, model_server: ScriptedModelServer, workspace: Path) -> None:
+    for model, thinking in (("claude-sonnet-5-5", {"type": "adaptive", "display": "summarized"}),
+                            ("claude-haiku-4-5", None)):  # budget thinking: the summary request drops it
+        harness = await make_sidecar(settings={"model": model})
+        model_server.add_turns([
+            {"content": [{"type": "thinking", "thinking": THOUGHT},
+                         {"type": "tool_use", "name": "Read", "input": {"file_path": str(workspace / "notes.txt")}}]},
+            {"content": [{"type": "thinking", "thinking": "Now answer."},
+                         {"type": "text", "text": "The second line is beta."}]},
+            {"content": [{"type": "text", "text": "SUMMARY: the user asked about notes.txt."}]},
+        ])
+        session = await harness.new_session(workspace)
+        assert await harness.prompt(session, "what is the second line of notes.txt?") == "end_turn"
+        before = len(model_server.message_requests())
+        await harness.prompt(session, "/compact")
+        summary = model_server.message_requests()[before]
+        assert summary.body.get("thinking") == thinking
+        blocks = [b for m in summary.body["messages"] if m["role"] == "assistant" for b in m["content"]
+                  if b["type"] == "thinking"]
+        assert blocks == [
+            {"type": "thinking", "thinking": THOUGHT, "signature": model_server.signatures.derive(THOUGHT)},
+            {"type": "thinking", "thinking": "Now answer.", "signature": model_server.signatures.derive("Now answer.")},
+        ]
+        assert model_server.rejections == []

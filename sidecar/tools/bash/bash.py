@@ -76,7 +76,9 @@ class BashInput(ToolInput):
 
     Sandbox: where the platform has one, commands run in a sandbox: the file system is read-only
     except the workspace roots and a private temporary directory ($TMPDIR), and the network is off
-    unless the user allowed it. Typical signs that the sandbox stopped something: "Read-only file
+    unless the user allowed it. Commands that only read get $TMPDIR alone; the agent's own
+    configuration (.claude/, .vscode/, CLAUDE.md, AGENTS.md, git config and hooks) stays read-only.
+    Typical signs that the sandbox stopped something: "Read-only file
     system" or "Permission denied" when writing outside the workspace (e.g. ~/.cache, /usr/local),
     "Could not resolve host", "Network is unreachable" or a connection error from a download. When
     that happens, do not try tricks to get around it. Say which command was blocked and why it needs
@@ -94,9 +96,11 @@ class BashInput(ToolInput):
       that may hold secrets (.env, credentials, keys); warn the user if they asked to commit one.
     - Write a message that says why, in the repository's style; pass it with `-m`, or for several lines
       with a quoted heredoc: `git commit -F - <<'EOF'` ... `EOF`.
-    - Never skip or bypass hooks (`--no-verify`, `-n`, `--no-gpg-sign`, `HUSKY=0`) unless the user
-      asked. If a pre-commit hook fails, the commit did not happen: fix the problem and make a new
-      commit; do not `--amend`, which would change the previous commit.
+    - Never skip or bypass hooks or signing (`--no-verify`, `-n`, `--no-gpg-sign`, `HUSKY=0`) unless
+      the user asked. The repository's hooks do not run for the commands you run here, so run the checks
+      they stand for (the project's formatter, linter, tests) yourself before committing. If a commit
+      fails, it did not happen: fix the cause and make a new commit; do not `--amend`, which would change
+      the previous commit.
     - Never force-push (`--force`, `--force-with-lease`, `+refspec`), least of all to main/master;
       never rewrite published history (rebase, reset --hard, amend of a pushed commit) or delete
       branches unless the user explicitly asked for exactly that. Do not change git config.
