@@ -132,6 +132,7 @@ async def start_session(core: SessionCore, session: Session) -> None:
     previous = session.services.get("ledger")
     if previous is not None:  # created by an earlier hook: keep what it recorded
         ledger._entries = previous._entries
+        ledger._kept = getattr(previous, "_kept", {})
     session.services["ledger"] = ledger
     checkpoints = Checkpoints(session)
     checkpoints.attach(ledger)

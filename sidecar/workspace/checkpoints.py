@@ -43,8 +43,8 @@ class ObservedLedger(ReadLedger):
         self.before_write: list[Callable[[Path, bytes], None]] = []
         self.on_write: list[Callable[[Path, Fingerprint], None]] = []
 
-    def record_read(self, path: Path, fp: Fingerprint, range_key: str) -> Any:
-        entry = super().record_read(path, fp, range_key)
+    def record_read(self, path: Path, fp: Fingerprint, range_key: str, content: bytes | None = None) -> Any:
+        entry = super().record_read(path, fp, range_key, content)
         for observer in self.on_read:
             observer(path)
         return entry
@@ -55,10 +55,15 @@ class ObservedLedger(ReadLedger):
         for observer in self.before_write:
             observer(path, data)
 
-    def record_write(self, path: Path, fp: Fingerprint) -> None:
+    def rebase_onto(self, path: Path, data: bytes, st: os.stat_result, data_digest: str | None = None) -> None:
+        super().rebase_onto(path, data, st, data_digest)
+        for observer in self.before_write:
+            observer(path, data)
+
+    def record_write(self, path: Path, fp: Fingerprint, content: bytes | None = None) -> None:
         for observer in self.on_write:
             observer(path, fp)
-        super().record_write(path, fp)
+        super().record_write(path, fp, content)
 
     def clear(self) -> None:
         for path in list(self.paths()):

@@ -16,6 +16,14 @@ and last 64 KiB plus the bytes of the range returned (``full=False``). Staleness
 digest of the bytes about to be edited is compared too, which catches a same-size rewrite inside one
 mtime tick. Edit and Write always re-read the whole file before writing, so they compare a full digest.
 
+Content kept for rebasing. An entry may also keep the bytes the agent saw (``content``: the whole file
+of an ordinary Read, or what the agent's own Edit/Write left on disk), so that an Edit of a file changed
+since can be merged with the outside change instead of refused (``sidecar.workspace.rebase``). This is
+bounded: a file over ``CONTENT_FILE_MAX`` (2 MiB) is never kept, and the session keeps at most
+``CONTENT_BUDGET`` (32 MiB) in all, dropping the least recently used content first (the fingerprint
+stays; such a file is refused when stale, as before). The bytes are the ones the tool already held (no
+copy).
+
 Entries also carry a newline checkpoint index for huge files (byte offset of every ``CHECKPOINT``
 lines), valid while the stat part of the fingerprint is unchanged: a second Read late in a 1 GB file
 seeks instead of rescanning.
@@ -37,6 +45,12 @@ from sidecar.errors import ToolError
 STREAM_THRESHOLD = 16 * 1024 * 1024
 SAMPLE = 64 * 1024
 THREAD_DIGEST_OVER = 1 << 20
+CONTENT_FILE_MAX = 2 * 1024 * 1024
+CONTENT_BUDGET = 32 * 1024 * 1024
+
+
+class StaleError(ToolError):
+    """The file changed since the agent read it (Edit may still rebase onto the change)."""
 
 
 def digest(data: bytes) -> str:
@@ -100,14 +114,42 @@ class LedgerEntry:
     # Lines checkpoint index of a huge file: [(line_number_0_based, byte_offset)], every CHECKPOINT lines.
     line_index: list[tuple[int, int]] | None = None
     total_lines: int | None = None
+    # The bytes whose fingerprint is ``fingerprint`` (None: not kept; see "Content kept for rebasing").
+    content: bytes | None = None
 
 
 class ReadLedger:
     """What this session has read. Edit/Write consult it; the watcher marks entries stale."""
 
-    def __init__(self, session: Any = None) -> None:
+    def __init__(self, session: Any = None, content_budget: int = CONTENT_BUDGET) -> None:
         self.session = session
         self._entries: dict[Path, LedgerEntry] = {}
+        self.content_budget = content_budget
+        self._kept: dict[Path, int] = {}  # paths whose entry keeps content, least recently used first
+
+    def _keep(self, entry: LedgerEntry, content: bytes | None) -> None:
+        """Keep ``content`` on ``entry`` within the budget (None or too large: keep nothing)."""
+        self._kept.pop(entry.path, None)
+        entry.content = None
+        if content is None or len(content) > min(CONTENT_FILE_MAX, self.content_budget):
+            return
+        entry.content = content
+        self._kept[entry.path] = len(content)
+        total = sum(self._kept.values())
+        while total > self.content_budget:
+            oldest = next(iter(self._kept))
+            total -= self._kept.pop(oldest)
+            victim = self._entries.get(oldest)
+            if victim is not None:
+                victim.content = None
+
+    def seen_content(self, path: Path) -> bytes | None:
+        """The bytes the agent last saw of ``path`` (what its fingerprint describes), if kept."""
+        entry = self._entries.get(path)
+        if entry is None or entry.content is None:
+            return None
+        self._kept[path] = self._kept.pop(path, len(entry.content))  # most recently used
+        return entry.content
 
     def get(self, path: Path) -> LedgerEntry | None:
         return self._entries.get(path)
@@ -115,7 +157,9 @@ class ReadLedger:
     def paths(self) -> set[Path]:
         return set(self._entries)
 
-    def record_read(self, path: Path, fp: Fingerprint, range_key: str) -> LedgerEntry:
+    def record_read(self, path: Path, fp: Fingerprint, range_key: str,
+                    content: bytes | None = None) -> LedgerEntry:
+        """``content``: the whole file's bytes when the tool read them all (kept for rebasing)."""
         entry = self._entries.get(path)
         if entry is None or entry.stale or not entry.fingerprint.same_stat(fp) or (
                 entry.fingerprint.digest and fp.digest and entry.fingerprint.full and fp.full
@@ -126,18 +170,35 @@ class ReadLedger:
             if keep_index and old is not None:
                 entry.line_index, entry.total_lines = old.line_index, old.total_lines
             self._entries[path] = entry
+            self._kept.pop(path, None)
         elif fp.full or not entry.fingerprint.full:
             entry.fingerprint = fp
+        if content is not None:
+            self._keep(entry, content)
         entry.ranges.add(range_key)
         entry.read_at = time.time()
         return entry
 
-    def record_write(self, path: Path, fp: Fingerprint) -> None:
-        """After the agent wrote the file: it knows the content, but has not *seen* any range of it."""
-        self._entries[path] = LedgerEntry(path=path, fingerprint=fp)
+    def record_write(self, path: Path, fp: Fingerprint, content: bytes | None = None) -> None:
+        """After the agent wrote the file: it knows the content, but has not *seen* any range of it.
+        ``content``: the bytes written, when the writer has them whole (kept for rebasing)."""
+        entry = LedgerEntry(path=path, fingerprint=fp)
+        self._entries[path] = entry
+        self._keep(entry, content)
+
+    def rebase_onto(self, path: Path, data: bytes, st: os.stat_result, data_digest: str | None = None) -> None:
+        """The agent's next write applies on top of ``data`` (the file now, changed by someone else since
+        the agent saw it, and merged with the agent's edit): it is what the write replaces."""
+        entry = self._entries.get(path)
+        if entry is None:
+            return
+        entry.fingerprint = Fingerprint(st.st_mtime_ns, st.st_size, data_digest or digest(data), True)
+        entry.stale = False
+        self._keep(entry, data)
 
     def forget(self, path: Path) -> None:
         self._entries.pop(path, None)
+        self._kept.pop(path, None)
 
     def is_unchanged_read(self, path: Path, range_key: str, now: Fingerprint) -> bool:
         """The same range was read before and the file has not changed since (stat, and digest if given)."""
@@ -189,5 +250,5 @@ class ReadLedger:
         changed = entry.stale or fp.mtime_ns != st.st_mtime_ns or fp.size != st.st_size or (
             fp.full and fp.digest is not None and fp.digest != (data_digest or digest(data)))
         if changed:
-            raise ToolError(f"{shown} was modified since read (by the user, a formatter or another "
+            raise StaleError(f"{shown} was modified since read (by the user, a formatter or another "
                             "process). Read it again, then redo the change against its current content.")

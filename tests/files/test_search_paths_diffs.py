@@ -132,3 +132,54 @@ async def test_grep_context_gives_lines_around_each_match(agent: Agent, ws: Path
     assert grep is not None
     schema = grep.input_schema()["properties"]
     assert {"context", "-C", "-A", "-B", "-n", "-i", "head_limit", "offset", "multiline", "type", "glob"} <= set(schema)
+
+
+def test_diffs_agree_with_an_independent_unidiff_parser() -> None:
+    """``make_diff``'s text is a well-formed unified diff: ``unidiff`` (a separate parser, used here as the
+    oracle) reads the same hunk headers and counts, and applying its lines to the old text gives the new."""
+    import unidiff
+
+    rng = random.Random(7)
+    for _ in range(300):
+        old_lines = [f"l{rng.randrange(12)}\n" for _ in range(rng.randint(0, 30))]
+        new_lines = list(old_lines)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randint(0, len(new_lines))
+            op = rng.choice(["ins", "del", "mod"])
+            if op == "ins" or not new_lines:
+                new_lines.insert(at, f"n{rng.randrange(99)}\n")
+            elif op == "del":
+                del new_lines[min(at, len(new_lines) - 1)]
+            else:
+                new_lines[min(at, len(new_lines) - 1)] = f"m{rng.randrange(99)}\n"
+        old, new = "".join(old_lines), "".join(new_lines)
+        if rng.random() < 0.3:
+            new = new.rstrip("\n")
+        d = make_diff(old, new, "f.txt")
+        if not d.changed:
+            assert d.unified == "" and old == new
+            continue
+        (parsed,) = unidiff.PatchSet(d.unified)
+        assert [{"index": i, "oldStart": h.source_start, "oldLines": h.source_length,
+                 "newStart": h.target_start, "newLines": h.target_length} for i, h in enumerate(parsed)] \
+            == d.hunk_dicts()
+        assert (parsed.added, parsed.removed) == (d.added, d.removed)
+        # Rebuild the new text from the old one and unidiff's view of the hunks.
+        src = old.splitlines(keepends=True)
+        out: list[str] = []
+        pos = 0
+        for h in parsed:
+            start = h.source_start - 1 if h.source_length else h.source_start
+            out.extend(src[pos:start])
+            kept_last = False
+            for line in h:
+                if line.line_type == "\\":  # "\\ No newline": the line before
+                    if kept_last:
+                        out[-1] = out[-1].removesuffix("\n")
+                    continue
+                kept_last = line.is_added or line.is_context
+                if kept_last:
+                    out.append(line.value)
+            pos = start + h.source_length
+        out.extend(src[pos:])
+        assert "".join(out) == new

@@ -32,7 +32,8 @@ from sidecar.tools.files.common import (
 )
 from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.diffs import common_prefix, common_suffix
-from sidecar.workspace.ledger import digest_soon, fingerprint_of
+from sidecar.workspace.ledger import CONTENT_FILE_MAX, ReadLedger, StaleError, digest_soon, fingerprint_of
+from sidecar.workspace.rebase import MARGIN, rebase_edit
 from sidecar.workspace.textfile import (
     BinaryFileError,
     Encoding,
@@ -132,7 +133,7 @@ class EditTool(Tool[EditInput]):
             path.parent.mkdir(parents=True, exist_ok=True)
             data = landing.final_text.encode("utf-8")
             atomic_write(path, data)
-            ledger.record_write(path, fingerprint_of(path, data))
+            ledger.record_write(path, fingerprint_of(path, data), data)
             return await with_new_diagnostics(ctx, path, before, ToolOutput(
                 blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
                 editor_content=landing.editor_content, metadata={"subject": str(path)}))
@@ -147,7 +148,14 @@ class EditTool(Tool[EditInput]):
             change = exc
         finally:
             data_digest = await hashing if hashing is not None else None
-        ledger.require_fresh(path, who, data, st, data_digest)
+        outside = ""
+        try:
+            ledger.require_fresh(path, who, data, st, data_digest)
+        except StaleError as stale:
+            # Changed since read: land the edit anyway when the change is provably elsewhere.
+            if isinstance(change, ToolError):
+                raise stale from None
+            outside = _rebase(ledger, path, who, data, st, data_digest, change, inp, stale)
         if isinstance(change, ToolError):
             raise change
         early: _Writing | None = None
@@ -163,9 +171,42 @@ class EditTool(Tool[EditInput]):
             if early is not None:
                 await early.discard()
             raise
+        summary = landing.summary
+        if outside:
+            summary = outside + (f"\n\n{summary}" if summary else "")
         return await with_new_diagnostics(ctx, path, before, await _land(
-            ctx, path, who, st, change, landing.final_text, landing.summary, landing.editor_content, data,
+            ctx, path, who, st, change, landing.final_text, summary, landing.editor_content, data,
             early))
+
+
+def _rebase(ledger: ReadLedger, path: Path, who: str, data: bytes, st: os.stat_result,
+            data_digest: str | None, change: _Change, inp: EditInput, stale: StaleError) -> str:
+    """Accept a stale file when the outside change and the edit are independent (workspace/rebase.py):
+    returns what to tell the model about the outside change; raises ``stale`` (with the reason) if not."""
+    base = ledger.seen_content(path)
+    if base is None:
+        raise stale
+    try:
+        base_text, base_enc = decode(base)
+    except BinaryFileError:
+        raise stale from None
+    if base_enc != change.enc:
+        raise ToolError(f"{stale} (Its encoding or line endings changed: {base_enc.describe()} → "
+                        f"{change.enc.describe()}.)") from None
+    old = from_model(inp.old_string, change.enc)
+    rebased = rebase_edit(base_text, change.text, old, inp.replace_all, who)
+    if rebased is None:
+        raise ToolError(f"{stale} (The change is within {MARGIN} lines of the text you are replacing, or "
+                        "changed how often old_string occurs, so your edit cannot be applied on top of it "
+                        "safely.)") from None
+    ledger.rebase_onto(path, data, st, data_digest)
+    if not rebased.shown:
+        return ""
+    shown_diff = rebased.shown.replace("\r\n", "\n") if change.enc.crlf else rebased.shown
+    return (f"Note: {who} had been changed since you read it (by the user, a formatter or another "
+            f"process), away from the lines you edited, so your edit was applied on top of that change. "
+            f"The file now also has this change you did not make (line numbers of the version you "
+            f"read → now):\n```diff\n{shown_diff}```")
 
 
 @dataclass
@@ -196,6 +237,7 @@ class _Writing:
 
     def __init__(self, path: Path, st: os.stat_result, data: bytes | list[bytes | memoryview]) -> None:
         loop = asyncio.get_running_loop()
+        self.data = data
         self.writing = loop.run_in_executor(None, write_temp, path, data, st.st_mode)
         self.hashing = digest_soon(data)
 
@@ -288,6 +330,7 @@ async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, chan
     if early is None:
         early = _start_writing(path, st, _spliced(old_data, change) if final is change.new_text
                                and change.splice is not None else encode(final, enc))
+    pieces = early.data
     loop = asyncio.get_running_loop()
     try:
         shown_snippet = _result_snippet(change, final)
@@ -299,7 +342,12 @@ async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, chan
         discard_temp(tmp)
         raise stale()
     await loop.run_in_executor(None, commit_temp, tmp, path)
-    ledger_of(ctx).record_write(path, fingerprint_of(path, b"", data_digest=new_digest))
+    kept: bytes | None = None
+    if isinstance(pieces, bytes):
+        kept = pieces if len(pieces) <= CONTENT_FILE_MAX else None
+    elif sum(len(p) for p in pieces) <= CONTENT_FILE_MAX:  # kept for a later rebase (ledger budget)
+        kept = b"".join(pieces)
+    ledger_of(ctx).record_write(path, fingerprint_of(path, b"", data_digest=new_digest), kept)
     head = f"The file {who} has been updated"
     if change.replaced > 1:
         head += f" ({change.replaced} occurrences replaced)"

@@ -180,7 +180,7 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     except BinaryFileError as exc:
         raise ToolError(f"{shown(ctx, path)} is a binary file ({exc}); it cannot be shown as text. "
                         "If you need facts about it, use Bash (e.g. `file`, `xxd | head`).") from None
-    ledger.record_read(path, fp, key)
+    ledger.record_read(path, fp, key, data)
     if not text:
         return ToolOutput.text(f"{shown(ctx, path)} exists but is empty (0 bytes).",
                                metadata={"range": [0, 0], "empty": True})

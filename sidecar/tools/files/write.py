@@ -86,7 +86,7 @@ class WriteTool(Tool[WriteInput]):
             path.parent.mkdir(parents=True, exist_ok=True)
             data = landing.final_text.encode("utf-8")
             atomic_write(path, data)
-            ledger.record_write(path, fingerprint_of(path, data))
+            ledger.record_write(path, fingerprint_of(path, data), data)
             lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
             text = f"File created successfully at: {path} ({lines} lines)."
             return await with_new_diagnostics(ctx, path, before, ToolOutput(
@@ -106,7 +106,7 @@ class WriteTool(Tool[WriteInput]):
         refuse_if_dirty(ctx, path)
         out = encode(landing.final_text, enc)
         atomic_write(path, out, st.st_mode)
-        ledger.record_write(path, fingerprint_of(path, out))
+        ledger.record_write(path, fingerprint_of(path, out), out)
         d = make_diff(old_text, landing.final_text, who)
         text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
                 + (f"; kept {enc.describe()}" if enc.name != "utf-8" or enc.bom or enc.crlf else "") + ").")
