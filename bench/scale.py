@@ -199,7 +199,8 @@ async def part_load(env: dict[str, str], ws: Path, session: str, turns: int) -> 
     finally:
         await sidecar.close()
     first = times[0]
-    print(f"session/load (after a session/new): first {ms(first)}, again {' '.join(ms(t) for t in times[1:])}; {updates} updates replayed")
+    print(f"session/load (after a session/new): first {ms(first)}, "
+          f"again {' '.join(ms(t) for t in times[1:])}; {updates} updates replayed")
     print("reference: none (an absolute goal, 1 s for 300 turns)")
     row("scale_load", f"session/load of {turns} turns", f"{ms(first)} (again {ms(min(times[1:]))})",
         "<= 1 s (300 turns)", first <= 1.0)
