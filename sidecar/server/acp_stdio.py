@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import os
 import stat
@@ -17,12 +16,14 @@ import sys
 import threading
 from typing import Any
 
-from sidecar.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError
+from sidecar.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, RpcError
+from sidecar.server import jsonrpc
 from sidecar.server.core import SessionCore
 
 log = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
+CANCEL_REQUEST = "$/cancel_request"
 
 
 class AcpStdioChannel:
@@ -36,7 +37,7 @@ class AcpStdioChannel:
         self._pending: dict[int, asyncio.Future[Any]] = {}
 
     async def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        data = jsonrpc.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         async with self._write_lock:
             self._writer.write(data)
             await self._writer.drain()
@@ -59,14 +60,13 @@ class AcpStdioChannel:
             self._pending.pop(msg_id, None)
 
     def resolve(self, message: dict[str, Any]) -> None:
-        future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+        msg_id = message.get("id")
+        future = self._pending.get(msg_id) if isinstance(msg_id, int) and not isinstance(msg_id, bool) else None
         if future is None or future.done():
-            log.debug("dropping reply to unknown or cancelled request %s", message.get("id"))
+            log.debug("dropping reply to unknown or cancelled request %r", msg_id)
             return
         if "error" in message:
-            err = message["error"] or {}
-            future.set_exception(RpcError(int(err.get("code", INTERNAL_ERROR)), str(err.get("message", "")),
-                                          err.get("data")))
+            future.set_exception(jsonrpc.remote_error(message["error"]))
         else:
             future.set_result(message.get("result"))
 
@@ -110,6 +110,10 @@ class AcpServer:
     def __init__(self, core: SessionCore) -> None:
         self.core = core
         self._tasks: set[asyncio.Task[None]] = set()
+        self._initialized = False
+        # Requests being handled, by id, and the ids the client cancelled with ``$/cancel_request``.
+        self._running: dict[int | str, asyncio.Task[None]] = {}
+        self._cancelled: set[int | str] = set()
 
     async def serve(self, reader: asyncio.StreamReader, writer: Any) -> None:
         channel = AcpStdioChannel(writer)
@@ -121,7 +125,12 @@ class AcpServer:
                     continue
                 if not line.strip():
                     continue
-                await self._on_line(line, channel)
+                try:
+                    await self._on_line(line, channel)
+                except (BrokenPipeError, ConnectionError):
+                    raise
+                except Exception:  # no line stops the server
+                    log.exception("unexpected failure handling a line")
         finally:
             channel.fail_all()
             await self.core.close_channel(channel)
@@ -131,36 +140,69 @@ class AcpServer:
 
     async def _on_line(self, line: bytes, channel: AcpStdioChannel) -> None:
         try:
-            message = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            await channel.send(error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+            message = jsonrpc.classify(jsonrpc.loads(line))
+        except RpcError as exc:
+            await channel.send(error_response(exc.data if exc.code == INVALID_REQUEST else None,
+                                              exc.code, exc.message))
             return
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            await channel.send(error_response(message.get("id") if isinstance(message, dict) else None,
-                                              INVALID_REQUEST, "Invalid request: expected a JSON-RPC 2.0 object"))
+        if message.kind == "response":
+            channel.resolve(message.body)
             return
-        if "method" not in message:
-            if "id" in message:
-                channel.resolve(message)
+        method = message.body["method"]
+        if method == CANCEL_REQUEST:
+            self._cancel_request(message.body.get("params"))
+            return
+        if message.kind == "request":
+            if not self._initialized and method != "initialize":
+                await channel.send(error_response(message.id, INVALID_REQUEST,
+                                                  f"Invalid request: {method} before initialize; "
+                                                  "send initialize first"))
+                return
+        elif not self._initialized:
+            log.debug("ignoring notification %s before initialize", method)
             return
         task = asyncio.create_task(self._handle(message, channel))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        key = message.id
+        if message.kind == "request" and key is not None:
+            self._running[key] = task
+            task.add_done_callback(lambda _t: self._forget(key))
 
-    async def _handle(self, message: dict[str, Any], channel: AcpStdioChannel) -> None:
-        msg_id = message.get("id")
-        is_request = "id" in message
-        method = message.get("method")
+    def _forget(self, key: int | str) -> None:
+        self._running.pop(key, None)
+        self._cancelled.discard(key)
+
+    def _cancel_request(self, params: Any) -> None:
+        """ACP ``$/cancel_request {requestId}``: the request is cancelled and still answered (a prompt
+        with ``stopReason: cancelled``, anything else with -32800)."""
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not jsonrpc.valid_id(request_id) or request_id is None:
+            log.debug("ignoring $/cancel_request with requestId %r", request_id)
+            return
+        task = self._running.get(request_id)
+        if task is None or task.done():
+            return
+        self._cancelled.add(request_id)
+        task.cancel()
+
+    async def _handle(self, message: jsonrpc.Message, channel: AcpStdioChannel) -> None:
+        msg_id = message.id
+        is_request = message.kind == "request"
+        method: str = message.body["method"]
         try:
-            if not isinstance(method, str):
-                raise RpcError(INVALID_REQUEST, "Invalid request: method must be a string")
-            result = await self.core.handle(method, message.get("params"), channel)
+            result = await self.core.handle(method, message.body.get("params"), channel)
+            if method == "initialize":
+                self._initialized = True
             if is_request:
                 await channel.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
         except RpcError as exc:
             if is_request:
                 await channel.send(error_response(msg_id, exc.code, exc.message, exc.data))
         except asyncio.CancelledError:
+            if is_request and msg_id in self._cancelled:
+                await channel.send(error_response(msg_id, REQUEST_CANCELLED, "Request cancelled by the client"))
+                return
             raise
         except Exception as exc:
             log.exception("internal error handling %s", method)
@@ -168,11 +210,7 @@ class AcpServer:
                 await channel.send(error_response(msg_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
 
 
-def error_response(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+error_response = jsonrpc.error_response
 
 
 class BlockingWriter:

@@ -96,6 +96,23 @@ class InitializeRequest(_Params):
         return value if isinstance(value, dict) else None
 
 
+class _NewSessionExtras(_Params):
+    additional_directories: Annotated[list[str] | None, Field(alias="additionalDirectories")] = None
+
+
+class _ListSessions(_Params):
+    cwd: str | None = None
+
+
+class RewindRequest(_Params):
+    """``_sidecar/sessions/rewind`` (DESIGN.md §3.3)."""
+
+    session_id: Annotated[str, Field(alias="sessionId")]
+    to_message_id: Annotated[str, Field(alias="toMessageId")]
+    files: bool = True
+    conversation: bool = True
+
+
 def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
     """The client's capabilities with ACP's defaults filled in (fs, terminal, auth: all off)."""
     caps = {k: v for k, v in (raw or {}).items() if v is not None}
@@ -205,7 +222,8 @@ class SessionCore:
     async def initialize(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         req = parse(InitializeRequest, params)
         channel.client_capabilities = client_capabilities(req.client_capabilities)
-        meta = params.get("_meta") or {}
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
         if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("settings"), dict):
             self.configure(meta["sidecar"]["settings"])
         if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("workspaceTrust"), bool):
@@ -257,7 +275,7 @@ class SessionCore:
         cwd = Path(req.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd}")
-        extra = [Path(d) for d in (params.get("additionalDirectories") or [])]
+        extra = [Path(d) for d in parse(_NewSessionExtras, params).additional_directories or []]
         session = Session(id=new_session_id(), cwd=cwd, channel=channel, store=self.store,
                           additional_directories=extra,
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
@@ -283,7 +301,7 @@ class SessionCore:
         return {"modes": self._modes(session)}
 
     async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        cwd = params.get("cwd")
+        cwd = parse(_ListSessions, params).cwd
         items = [{"sessionId": s.id, "cwd": s.cwd, "title": s.title,
                   "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s.updated_at))}
                  for s in self.store.list(cwd)]
@@ -341,12 +359,13 @@ class SessionCore:
         try:
             stop_reason = await asyncio.shield(task)
         except asyncio.CancelledError:
-            if not task.done():  # the transport cancelled the request itself ($/cancelRequest)
+            # session/cancel, or the transport cancelled the request itself ($/cancel_request,
+            # $/cancelRequest): either way the turn stops and the prompt answers "cancelled".
+            session.cancel_requested = True
+            if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            if session.cancel_requested or task.cancelled():
-                return {"stopReason": "cancelled"}
-            raise
+            return {"stopReason": "cancelled"}
         except ModelError as exc:
             raise agent_error("model_unavailable", str(exc), retryable=True) from None
         finally:
@@ -373,6 +392,7 @@ class SessionCore:
         return {}
 
     async def rewind(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        parse(RewindRequest, params)
         session = self.session(params.get("sessionId"))
         rewinder = session.services.get("rewind")
         if rewinder is None:

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import re
+import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,11 +22,13 @@ from typing import Any
 import cattrs
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, lsp_method
 from pygls.protocol.language_server import LanguageServerProtocol
 
-from sidecar.errors import RpcError
+from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, RpcError
+from sidecar.server import jsonrpc
 from sidecar.server.core import SessionCore
 from sidecar.workspace.buffers import OpenBuffers
 
@@ -44,8 +50,9 @@ class SidecarProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         server: SidecarLanguageServer = self._server  # type: ignore[assignment]
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
-        acp_options = options.get("acp") or {}
-        server.channel.client_capabilities = dict(acp_options.get("clientCapabilities") or {})
+        acp_options: dict[str, Any] = options["acp"] if isinstance(options.get("acp"), dict) else {}
+        caps = acp_options.get("clientCapabilities")
+        server.channel.client_capabilities = dict(caps) if isinstance(caps, dict) else {}
         # An ACP-aware editor (ours) sends the "acp" key; a plain LSP client gets window/showMessageRequest.
         server.channel.supports_acp_permissions = "acp" in options
         if isinstance(options.get("settings"), dict):
@@ -59,6 +66,121 @@ class SidecarProtocol(LanguageServerProtocol):
         except RuntimeError:  # no loop running (a synchronous test harness): warm up now
             server.core.warm_up()
         return result
+
+    def _send_data(self, data: Any) -> None:
+        """pygls' writer, with standard JSON out (never NaN) and a byte-exact Content-Length."""
+        if not data or self.writer is None:
+            return
+        try:
+            try:
+                body = json.dumps(data, default=self._serialize_message, allow_nan=False)
+            except ValueError:  # a non-finite float somewhere: it goes out as null
+                body = jsonrpc.dumps(json.loads(json.dumps(data, default=self._serialize_message)))
+        except Exception:
+            log.exception("could not serialise an outgoing message")
+            return
+        payload = body.encode("utf-8")
+        header = f"Content-Length: {len(payload)}\r\nContent-Type: {self.CONTENT_TYPE}; charset=utf-8\r\n\r\n"
+        self.writer.write(header.encode("ascii") + payload)
+
+    def receive(self, raw: Any) -> None:
+        """One decoded message body: checked (id, method, jsonrpc), then handed to pygls. Errors that
+        pygls would only log are answered, so the client never waits for a reply that will not come."""
+        try:
+            message = jsonrpc.classify(raw)
+        except RpcError as exc:
+            self._send_plain(jsonrpc.error_response(exc.data, exc.code, exc.message))
+            return
+        if message.kind == "response" and message.id not in self._request_futures:
+            log.debug("dropping reply to unknown request %r", message.id)
+            return
+        body = message.body
+        if message.kind != "response":
+            method = body["method"]
+            if method not in self.fm.builtin_features and method not in self.fm.features \
+                    and method != "$/cancelRequest":
+                if message.kind == "request":
+                    self._send_plain(jsonrpc.error_response(message.id, METHOD_NOT_FOUND,
+                                                            f"Method not found: {method}"))
+                return
+            body = {**body, "params": body.get("params")}
+        try:
+            structured = self.structure_message(body)
+        except Exception as exc:
+            if message.kind == "request":
+                code = exc.code if isinstance(exc, JsonRpcException) else INVALID_PARAMS
+                # The body did not fit the method's params type: that is what -32602 means.
+                self._send_plain(jsonrpc.error_response(message.id, INVALID_PARAMS if code == INTERNAL_ERROR
+                                                        else code, f"Invalid params for {message.body['method']}"))
+            return
+        try:
+            self.handle_message(structured)
+        except Exception:
+            log.exception("unexpected failure handling %s", message.body.get("method"))
+            if message.kind == "request":
+                self._send_plain(jsonrpc.error_response(message.id, INTERNAL_ERROR, "Internal error"))
+
+    def _send_plain(self, message: dict[str, Any]) -> None:
+        if self.writer is None:
+            return
+        payload = jsonrpc.dumps(message).encode("utf-8")
+        self.writer.write(f"Content-Length: {len(payload)}\r\n\r\n".encode("ascii") + payload)
+
+
+MAX_HEADER_LINE = 8192
+MAX_BODY_BYTES = 64 * 1024 * 1024
+_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n]*)", re.IGNORECASE)
+
+
+class FrameReader:
+    """LSP base-protocol framing that recovers from what a broken or hostile client sends.
+
+    A header block is the lines up to an empty line. ``Content-Length`` is found anywhere in a line (so
+    a header glued to the end of garbage, or to a body sent without its length, is still found) and must
+    be a decimal within ``MAX_BODY_BYTES``. A block without a usable length is answered with -32700 and
+    skipped; reading goes on at the next header. Header lines are read bounded (no line eats memory)."""
+
+    def __init__(self, stream: Any, executor: Any) -> None:
+        self.stream = stream
+        self.executor = executor
+
+    async def _call(self, fn: Any, *args: Any) -> bytes:
+        data: bytes = await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+        return data
+
+    async def next(self) -> tuple[bytes | None, str | None]:
+        """(body, None), or (None, why) for a block to answer with a parse error; EOF raises EOFError."""
+        length: int | None = None
+        problem: str | None = None
+        seen_header = False
+        while True:
+            line = await self._call(self.stream.readline, MAX_HEADER_LINE)
+            if not line:
+                raise EOFError
+            if not line.endswith(b"\n"):  # an over-long line: drop the rest of it
+                while line and not line.endswith(b"\n"):
+                    line = await self._call(self.stream.readline, MAX_HEADER_LINE)
+                problem = problem or "header line too long"
+                seen_header = True
+                continue
+            if not line.strip():
+                if not seen_header:
+                    continue  # blank lines between messages
+                if length is None:
+                    return None, problem or "no Content-Length header"
+                break
+            seen_header = True
+            match = _CONTENT_LENGTH.search(line)
+            if match:
+                value = match.group(1).strip()
+                if value.isdigit() and len(value) <= 12 and int(value) <= MAX_BODY_BYTES:
+                    length, problem = int(value), None
+                else:
+                    length, problem = None, f"bad Content-Length {value[:40]!r}"
+        body = await self._call(self.stream.read, length)
+        if len(body) < length:
+            raise EOFError
+        return body, None
 
 
 class LspChannel:
@@ -157,6 +279,42 @@ class SidecarLanguageServer(LanguageServer):
         @self.feature(types.SHUTDOWN)
         async def shutdown(*_: Any) -> None:
             await self.core.close_channel(self.channel)
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls' stdio server with our framing (``FrameReader``) and message checks (``receive``)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = FrameReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(self._read_frames(reader))
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    async def _read_frames(self, reader: FrameReader) -> None:
+        protocol: SidecarProtocol = self.protocol  # type: ignore[assignment]
+        while self._stop_event is None or not self._stop_event.is_set():
+            try:
+                body, problem = await reader.next()
+            except EOFError:
+                break
+            if body is None:
+                protocol._send_plain(jsonrpc.error_response(None, PARSE_ERROR, f"Parse error: {problem}"))
+                continue
+            try:
+                raw = jsonrpc.loads(body)
+            except RpcError as exc:
+                protocol._send_plain(jsonrpc.error_response(None, exc.code, exc.message))
+                continue
+            try:
+                protocol.receive(raw)
+            except BrokenPipeError:
+                raise
+            except Exception:  # no message stops the server
+                log.exception("unexpected failure handling a message")
 
     def _handler_for(self, method: str) -> Any:
         async def handler(params: Any) -> Any:
