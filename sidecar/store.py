@@ -7,6 +7,7 @@ line-atomic (one write per line), so a crash loses at most the line being writte
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.secrets import redact
+
+log = logging.getLogger(__name__)
 
 
 def data_dir() -> Path:
@@ -62,39 +65,62 @@ class SessionStore:
         return d
 
     def load(self, session_id: str) -> SavedSession | None:
+        """The saved session, or None when there is none. A line that cannot be used (not UTF-8, not
+        JSON, not an object, a message without role and content, a bad truncate length …) is skipped
+        with a warning: the rest of the session still loads. A file that cannot be read at all is
+        reported and treated as absent."""
         try:
             p = self.path(session_id)
         except ValueError:
             return None
-        if not p.exists():
+        try:
+            raw_lines = p.read_bytes().split(b"\n")
+            mtime = p.stat().st_mtime
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            log.warning("skipping session file %s: %s", p, exc)
             return None
         header: dict[str, Any] = {}
         messages: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []
         mode = "default"
-        title = None
-        for raw in p.read_text(encoding="utf-8").splitlines():
+        title: str | None = None
+        skipped = 0
+        for number, raw in enumerate(raw_lines, 1):
+            if not raw.strip():
+                continue
             try:
-                event = json.loads(raw)
-            except json.JSONDecodeError:
-                continue  # a torn last line after a crash
+                event = json.loads(raw.decode("utf-8"))
+                problem = _problem(event, len(messages))
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                problem = f"not a JSON line ({type(exc).__name__})"
+            if problem is not None:
+                if number == len(raw_lines):  # no newline after it: torn by a crash while written
+                    log.info("session %s: torn last line ignored", session_id)
+                else:
+                    skipped += 1
+                    log.warning("session %s, line %d skipped: %s", session_id, number, problem)
+                continue
             kind = event.get("type")
             if kind == "session":
                 header = event
             elif kind == "message":
                 messages.append(event["message"])
             elif kind == "mode":
-                mode = event.get("mode", mode)
+                mode = event["mode"]
             elif kind == "title":
-                title = event.get("title")
+                title = event["title"]
             elif kind == "truncate":
-                messages = messages[: int(event.get("length", len(messages)))]
+                del messages[event["length"]:]
             events.append(event)
+        if skipped:
+            log.warning("session %s: %d unusable line(s) skipped", session_id, skipped)
         return SavedSession(
             id=session_id,
             cwd=header.get("cwd", ""),
             title=title or header.get("title"),
-            updated_at=p.stat().st_mtime,
+            updated_at=mtime,
             additional_directories=list(header.get("additionalDirectories", [])),
             mode=mode,
             messages=messages,
@@ -102,11 +128,54 @@ class SessionStore:
         )
 
     def list(self, cwd: str | None = None) -> list[SavedSession]:
-        if not self.root.exists():
+        """Every readable saved session (for ``cwd`` when given), newest first; a file that cannot be
+        loaded is reported in the log and left out, never failing the list."""
+        try:
+            paths = list(self.root.glob("*.jsonl"))
+        except OSError as exc:
+            log.warning("cannot list saved sessions in %s: %s", self.root, exc)
             return []
         sessions = []
-        for p in self.root.glob("*.jsonl"):
-            saved = self.load(p.stem)
+        for p in paths:
+            try:
+                saved = self.load(p.stem)
+            except Exception:
+                log.warning("skipping session file %s", p, exc_info=True)
+                continue
             if saved and (cwd is None or saved.cwd == cwd):
                 sessions.append(saved)
         return sorted(sessions, key=lambda s: s.updated_at, reverse=True)
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _problem(event: Any, message_count: int) -> str | None:
+    """Why a decoded line cannot be used, or None."""
+    if not isinstance(event, dict):
+        return f"a JSON {type(event).__name__}, not an object"
+    kind = event.get("type")
+    if kind == "session":
+        if not isinstance(event.get("cwd", ""), str) or not _is_str_list(event.get("additionalDirectories", [])) \
+                or not isinstance(event.get("title") or "", str):
+            return "a session header with fields of the wrong type"
+    elif kind == "message":
+        message = event.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            return "a message without a role"
+        content = message.get("content")
+        if not isinstance(content, str) and not (isinstance(content, list)
+                                                 and all(isinstance(b, dict) for b in content)):
+            return "a message without content"
+    elif kind == "mode":
+        if not isinstance(event.get("mode"), str):
+            return "a mode change without a mode"
+    elif kind == "title":
+        if not isinstance(event.get("title"), str):
+            return "a title without text"
+    elif kind == "truncate":
+        length = event.get("length")
+        if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= message_count:
+            return f"a truncate to a bad length {str(length)[:40]}"
+    return None
