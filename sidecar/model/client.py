@@ -38,6 +38,10 @@ BlockSink = Callable[[dict[str, Any]], Awaitable[None]]
 class ModelError(Exception):
     """The model could not be reached or refused the request; the message is safe to show."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status of the last attempt, when there was a response
+
 
 @dataclass
 class StreamCallbacks:
@@ -183,7 +187,9 @@ class ModelClient:
             except Exception as exc:
                 retry, after = _retryable(exc)
                 if not retry or attempt > self.settings.max_retries:
-                    raise ModelError(f"The model request failed: {_describe(exc)}") from None
+                    status = getattr(exc, "status_code", None)
+                    raise ModelError(f"The model request failed: {_describe(exc)}",
+                                     status if isinstance(status, int) else None) from None
                 if after is not None:  # the server said when: honour it (within reason)
                     delay = min(after, MAX_RETRY_AFTER_S)
                 else:

@@ -35,6 +35,7 @@ from sidecar.store import SessionStore
 from sidecar.tools.builtin import builtin_tools
 from sidecar.tools.registry import ToolRegistry
 from sidecar.workspace.buffers import OpenBuffers, open_buffers
+from sidecar.workspace.textfile import remove_stale_temps
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +261,7 @@ class SessionCore:
         session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
                                                                 allow=trust.import_allowed)
         self.sessions[session.id] = session
+        _clean_stale_temps(session)
         # An untrusted workspace's hooks are not even configured (its settings only restrict); a workspace
         # trusted at the first prompt runs SessionStart then (``sidecar.features``).
         for context in await run_session_start(session, "resume" if session.history else "startup"):
@@ -367,7 +369,9 @@ class SessionCore:
                 await asyncio.gather(task, return_exceptions=True)
             return {"stopReason": "cancelled"}
         except ModelError as exc:
-            raise agent_error("model_unavailable", str(exc), retryable=True) from None
+            # Retrying helps after an overload, a rate limit or no answer; a refused request fails again.
+            retryable = exc.status is None or exc.status == 429 or exc.status >= 500
+            raise agent_error("model_unavailable", str(exc), retryable=retryable, status=exc.status) from None
         finally:
             session.prompt_task = None
         return {"stopReason": stop_reason}
@@ -425,6 +429,17 @@ def import_first_turn_modules(model: ModelClient) -> None:
         warm_up_model_client(model)
     except Exception:
         log.debug("model client warm-up failed", exc_info=True)
+
+
+def _clean_stale_temps(session: Session) -> None:
+    """Temp files a killed Write/Edit left in the workspace (``.<name>.<hex>.sidecar-tmp``) go, in the
+    background: a big tree never delays the session's start."""
+    def clean() -> None:
+        for root in session.roots:
+            for removed in remove_stale_temps(root):
+                log.warning("removed the temp file of an interrupted write: %s", removed)
+
+    asyncio.get_running_loop().run_in_executor(None, clean)
 
 
 # Services owned by the server, not the session: never closed with a session.

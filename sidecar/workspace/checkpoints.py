@@ -126,7 +126,7 @@ class Checkpoints:
             self._written.pop(path, None)
 
     async def rewind(self, session: Any, params: dict[str, Any]) -> dict[str, Any]:
-        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError, agent_error
+        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError, ToolError, agent_error
 
         target = str(params.get("toMessageId") or "")
         index = next((i for i, cp in enumerate(self.checkpoints) if cp.message_id == target), None)
@@ -156,10 +156,9 @@ class Checkpoints:
                         if path.exists():
                             path.unlink()
                     else:
-                        path.parent.mkdir(parents=True, exist_ok=True)
                         mode = path.stat().st_mode if path.exists() else None
-                        atomic_write(path, before, mode)
-                except OSError as exc:
+                        atomic_write(path, before, mode, create_parents=True)
+                except (OSError, ToolError) as exc:
                     conflicts.append({"path": str(path), "reason": f"could not restore: {exc}"})
                     continue
                 restored.append(str(path))

@@ -11,12 +11,18 @@ with ``\\n`` and write ``\\r\\n`` back (``to_model`` / ``from_model``). Mixed fi
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
+import secrets
 import stat
-import tempfile
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from sidecar.errors import ToolError
 
 _BOMS: list[tuple[bytes, str]] = [
     (b"\x00\x00\xfe\xff", "utf-32-be"),
@@ -91,22 +97,128 @@ def _is_crlf(text: str) -> bool:
     return n > 0 and text.count("\r\n") == n
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+TEMP_SUFFIX = ".sidecar-tmp"
+_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass
+class TempFile:
+    """A fsynced temp file beside its target, held by the parent directory's descriptor."""
+
+    dir_fd: int
+    name: str  # relative to dir_fd
+    target: Path
+    stat: os.stat_result  # of the temp file once written (the rename keeps mtime and size)
+
+
+def write_error(path: Path, exc: OSError, *, created: bool = False) -> ToolError:
+    """An OSError of a write as a tool error that says what happened and that nothing was lost."""
+    kept = "Nothing was written." if created else f"Nothing was written; {path.name} is unchanged."
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return ToolError(f"The disk is full (no space left for {path}). {kept} Free some space (or ask the "
+                         "user to), then try again.")
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return ToolError(f"A folder on the path {path} was replaced by a symbolic link or a file while the "
+                         f"write was being prepared. {kept} Check the path (ls -la), then call again.")
+    if exc.errno == errno.ENOENT:
+        return ToolError(f"A folder on the path {path} disappeared while the write was being prepared. "
+                         f"{kept} Check that the folder exists, then call again.")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ToolError(f"Permission denied writing {path} ({exc.strerror}). {kept}")
+    if exc.errno == errno.EISDIR:
+        return ToolError(f"{path} is now a directory. {kept} Give a file path.")
+    return ToolError(f"Could not write {path}: {exc.strerror or exc}. {kept}")
+
+
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture (unified syscall table)
+_RESOLVE_NO_SYMLINKS = 0x04
+_openat2_works: bool | None = None if sys.platform.startswith("linux") else False
+
+
+def _openat2(path: str) -> int | None:
+    """``openat2(AT_FDCWD, path, O_DIRECTORY, RESOLVE_NO_SYMLINKS)``; None when the kernel lacks it."""
+    global _openat2_works
+    if _openat2_works is False:
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        how = (ctypes.c_uint64 * 3)(_O_DIR & ~getattr(os, "O_NOFOLLOW", 0), 0, _RESOLVE_NO_SYMLINKS)
+        fd = libc.syscall(_SYS_OPENAT2, -100, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
+    except (OSError, AttributeError):
+        _openat2_works = False
+        return None
+    if fd >= 0:
+        _openat2_works = True
+        return int(fd)
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EPERM, errno.E2BIG) and _openat2_works is None:
+        _openat2_works = False  # an old kernel or a seccomp filter: walk the components instead
+        return None
+    raise OSError(err, os.strerror(err), path)
+
+
+def open_dir_nofollow(directory: Path, *, create: bool = False) -> int:
+    """A descriptor of the canonical ``directory``, opened without following any symbolic link on the
+    way (``openat2`` with ``RESOLVE_NO_SYMLINKS`` where the kernel has it, else ``O_NOFOLLOW`` on every
+    component from ``/``). ``create`` makes the missing folders, each relative to its parent's
+    descriptor. A symlink anywhere raises OSError(ELOOP or ENOTDIR): the path changed since it was
+    resolved and checked."""
+    if not directory.is_absolute():
+        raise ValueError(f"not absolute: {directory}")
+    if not create:
+        fd = _openat2(str(directory))
+        if fd is not None:
+            return fd
+    fd = os.open("/", _O_DIR)
+    try:
+        for part in directory.parts[1:]:
+            if part in (".", ".."):
+                raise OSError(errno.EINVAL, "not a canonical path", str(directory))
+            try:
+                nxt = os.open(part, _O_DIR, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                nxt = os.open(part, _O_DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None, *, create_parents: bool = False) -> os.stat_result:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, rename; keep ``mode``.
 
-    A crash at any point leaves either the old file or the new one, never a truncated file.
+    A crash at any point leaves either the old file or the new one, never a truncated file. The parent is
+    opened without following symlinks (``open_dir_nofollow``), so a folder swapped for a link between
+    the check and the write sends nothing elsewhere. Returns the stat of the written file. OSErrors come
+    out as ``ToolError`` (disk full, a link on the path, …) with nothing lost.
     """
-    commit_temp(write_temp(path, data, mode), path)
+    return commit_temp(write_temp(path, data, mode, create_parents=create_parents), path)
 
 
-def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int | None = None) -> str:
-    """First half of ``atomic_write``: ``data`` in a fsynced temp file beside ``path`` (its name returned).
+def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int | None = None, *,
+               create_parents: bool = False) -> TempFile:
+    """First half of ``atomic_write``: ``data`` in a fsynced temp file beside ``path``.
 
     ``data`` may be a sequence of pieces written one after the other (e.g. memoryview slices of the old
     content around a replacement, so the new content is never built in memory).
     Blocking I/O only (the GIL is released): callers may run it in a thread beside other work."""
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".sidecar-tmp", dir=directory)
+    try:
+        dir_fd = open_dir_nofollow(path.parent, create=create_parents)
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    name = f".{path.name[:100]}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        os.close(dir_fd)
+        raise write_error(path, exc) from None
     try:
         with os.fdopen(fd, "wb", buffering=0) as f:
             for piece in [data] if isinstance(data, bytes) else data:
@@ -114,36 +226,80 @@ def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int
                 while view:  # raw writes may be partial
                     n = f.write(view)
                     if not n:
-                        raise OSError(f"short write to {tmp}")
+                        raise OSError(errno.EIO, f"short write to {name}")
                     view = view[n:]
+            if mode is not None:
+                os.fchmod(f.fileno(), stat.S_IMODE(mode))
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.fchmod(f.fileno(), 0o666 & ~umask)
             os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, stat.S_IMODE(mode))
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-    except BaseException:
-        discard_temp(tmp)
+            st = os.fstat(f.fileno())
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
+        os.close(dir_fd)
+        if isinstance(exc, OSError):
+            raise write_error(path, exc) from None
         raise
-    return tmp
+    return TempFile(dir_fd, name, path, st)
 
 
-def commit_temp(tmp: str, path: Path) -> None:
-    """Second half of ``atomic_write``: rename the temp file over ``path``, fsync the directory."""
+def commit_temp(tmp: TempFile, path: Path) -> os.stat_result:
+    """Second half of ``atomic_write``: check the folder is still the one the temp file is in (reached
+    without a symlink), rename the temp file over ``path`` in it, fsync the folder."""
     try:
-        os.replace(tmp, path)
+        try:
+            now = open_dir_nofollow(path.parent)
+        except OSError as exc:
+            raise write_error(path, exc) from None
+        try:
+            a, b = os.fstat(now), os.fstat(tmp.dir_fd)
+            if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino):
+                raise ToolError(f"The folder {path.parent} was moved or replaced while the write was being "
+                                f"prepared. Nothing was written; check the path, then call again.")
+            try:
+                os.rename(tmp.name, path.name, src_dir_fd=tmp.dir_fd, dst_dir_fd=now)
+            except OSError as exc:
+                raise write_error(path, exc) from None
+            with contextlib.suppress(OSError):
+                os.fsync(now)
+        finally:
+            os.close(now)
     except BaseException:
         discard_temp(tmp)
         raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    os.close(tmp.dir_fd)
+    return tmp.stat
 
 
-def discard_temp(tmp: str) -> None:
+def discard_temp(tmp: TempFile) -> None:
     with contextlib.suppress(OSError):
-        os.unlink(tmp)
+        os.unlink(tmp.name, dir_fd=tmp.dir_fd)
+    with contextlib.suppress(OSError):
+        os.close(tmp.dir_fd)
+
+
+def remove_stale_temps(root: Path, *, older_than: float = 60.0, limit: int = 100_000) -> list[Path]:
+    """Delete the temp files a killed write left under ``root`` (named ``.<name>.<hex>.sidecar-tmp``,
+    untouched for ``older_than`` seconds, so a write in progress elsewhere keeps its own). Symlinks
+    are not followed; ``.git`` and ``node_modules`` are not entered. Returns what was removed."""
+    removed: list[Path] = []
+    now = time.time()
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules")]
+        seen += len(filenames)
+        if seen > limit:
+            break
+        for name in filenames:
+            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                continue
+            p = Path(dirpath) / name
+            with contextlib.suppress(OSError):
+                st = os.lstat(p)
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= older_than:
+                    os.unlink(p)
+                    removed.append(p)
+    return removed

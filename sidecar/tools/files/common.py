@@ -6,6 +6,7 @@ every read of a path outside the roots goes through the permission gate.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -19,6 +20,7 @@ from sidecar.tools.context import ToolContext
 from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.ledger import ReadLedger
 from sidecar.workspace.paths import ResolvedPath, display_path, resolve_path
+from sidecar.workspace.textfile import open_dir_nofollow
 from sidecar.workspace.watcher import ensure_watcher
 
 
@@ -90,7 +92,21 @@ async def review(ctx: ToolContext, tool_name: str, path: Path, old_text: str | N
 def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
     """The file's bytes and the stat taken on the same open descriptor (never opens special files:
     the path was checked by ``resolve_path``; O_NONBLOCK guards the race where it was swapped)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        dir_fd = open_dir_nofollow(path.parent)
+        try:
+            fd = os.open(path.name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                         dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+    except FileNotFoundError:
+        raise ToolError(f"{path} was deleted (or its folder moved) just now. Check the path, then call "
+                        "again.") from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ToolError(f"{path} (or a folder on its path) was replaced by a symbolic link just now; "
+                            "it was not read. Check the path, then call again.") from None
+        raise ToolError(f"Cannot open {path}: {exc.strerror or exc}.") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -37,6 +37,7 @@ from sidecar.workspace.rebase import MARGIN, rebase_edit
 from sidecar.workspace.textfile import (
     BinaryFileError,
     Encoding,
+    TempFile,
     atomic_write,
     commit_temp,
     decode,
@@ -130,10 +131,9 @@ class EditTool(Tool[EditInput]):
         raw_input = inp.model_dump()
         if not path.exists():  # old_string "" on a missing file: create it
             landing = await review(ctx, self.name, path, None, inp.new_string, raw_input)
-            path.parent.mkdir(parents=True, exist_ok=True)
             data = landing.final_text.encode("utf-8")
-            atomic_write(path, data)
-            ledger.record_write(path, fingerprint_of(path, data), data)
+            written = atomic_write(path, data, create_parents=True)
+            ledger.record_write(path, fingerprint_of(path, data, written), data)
             return await with_new_diagnostics(ctx, path, before, ToolOutput(
                 blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
                 editor_content=landing.editor_content, metadata={"subject": str(path)}))
@@ -241,7 +241,7 @@ class _Writing:
         self.writing = loop.run_in_executor(None, write_temp, path, data, st.st_mode)
         self.hashing = digest_soon(data)
 
-    async def result(self) -> tuple[str, str]:
+    async def result(self) -> tuple[TempFile, str]:
         try:
             tmp = await self.writing
         finally:
@@ -341,13 +341,13 @@ async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, chan
     if not still_unchanged(path, st):
         discard_temp(tmp)
         raise stale()
-    await loop.run_in_executor(None, commit_temp, tmp, path)
+    written = await loop.run_in_executor(None, commit_temp, tmp, path)
     kept: bytes | None = None
     if isinstance(pieces, bytes):
         kept = pieces if len(pieces) <= CONTENT_FILE_MAX else None
     elif sum(len(p) for p in pieces) <= CONTENT_FILE_MAX:  # kept for a later rebase (ledger budget)
         kept = b"".join(pieces)
-    ledger_of(ctx).record_write(path, fingerprint_of(path, b"", data_digest=new_digest), kept)
+    ledger_of(ctx).record_write(path, fingerprint_of(path, b"", written, data_digest=new_digest), kept)
     head = f"The file {who} has been updated"
     if change.replaced > 1:
         head += f" ({change.replaced} occurrences replaced)"

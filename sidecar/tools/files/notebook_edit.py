@@ -128,8 +128,8 @@ class NotebookEditTool(Tool[NotebookEditInput]):
                             "the change.")
         refuse_if_dirty(ctx, path)
         out = landing.final_text.encode("utf-8")
-        atomic_write(path, out, st.st_mode)
-        ledger_of(ctx).record_write(path, fingerprint_of(path, out))
+        written = atomic_write(path, out, st.st_mode)
+        ledger_of(ctx).record_write(path, fingerprint_of(path, out, written))
         text = f"{done} in {who}." + (f"\n\n{landing.summary}" if landing.summary else "")
         return ToolOutput(blocks=[TextBlock(text)], editor_content=landing.editor_content,
                           metadata={"subject": str(path)})

@@ -83,10 +83,9 @@ class WriteTool(Tool[WriteInput]):
             if path.exists():
                 raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
                                 "Nothing was written. Read it, then decide how to change it.")
-            path.parent.mkdir(parents=True, exist_ok=True)
             data = landing.final_text.encode("utf-8")
-            atomic_write(path, data)
-            ledger.record_write(path, fingerprint_of(path, data), data)
+            written = atomic_write(path, data, create_parents=True)
+            ledger.record_write(path, fingerprint_of(path, data, written), data)
             lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
             text = f"File created successfully at: {path} ({lines} lines)."
             return await with_new_diagnostics(ctx, path, before, ToolOutput(
@@ -105,8 +104,8 @@ class WriteTool(Tool[WriteInput]):
                             "Nothing was written. Read it again, then redo the change.")
         refuse_if_dirty(ctx, path)
         out = encode(landing.final_text, enc)
-        atomic_write(path, out, st.st_mode)
-        ledger.record_write(path, fingerprint_of(path, out), out)
+        written = atomic_write(path, out, st.st_mode)
+        ledger.record_write(path, fingerprint_of(path, out, written), out)
         d = make_diff(old_text, landing.final_text, who)
         text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
                 + (f"; kept {enc.describe()}" if enc.name != "utf-8" or enc.bom or enc.crlf else "") + ").")
