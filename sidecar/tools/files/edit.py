@@ -130,7 +130,13 @@ class EditTool(Tool[EditInput]):
         ledger = ledger_of(ctx)
         raw_input = inp.model_dump()
         if not path.exists():  # old_string "" on a missing file: create it
+            if inp.old_string != "":  # it vanished since validate (deleted, or its folder swapped)
+                raise ToolError(f"File does not exist: {inp.file_path} (it disappeared just now). Nothing was "
+                                "written. Check the path, then call again.")
             landing = await review(ctx, self.name, path, None, inp.new_string, raw_input)
+            if path.exists():
+                raise ToolError(f"{who} was created by someone else while your Edit was being reviewed. "
+                                "Nothing was written. Read it, then decide how to change it.")
             data = landing.final_text.encode("utf-8")
             written = atomic_write(path, data, create_parents=True)
             ledger.record_write(path, fingerprint_of(path, data, written), data)
