@@ -11,6 +11,7 @@ import pytest
 
 from sidecar.errors import ToolError
 from sidecar.session import Session
+from sidecar.tools.bash import runner
 from sidecar.tools.bash.bash import Bash, BashInput
 from sidecar.tools.bash.bash_output import BashOutput, BashOutputInput
 from sidecar.tools.bash.kill_shell import KillShell, KillShellInput
@@ -124,6 +125,24 @@ async def test_cancel_kills_the_process_group(session: Session, workspace: Path)
         await task
     await asyncio.sleep(0.2)
     assert procs_running("sleep 62.") == []
+
+
+async def test_cancel_does_not_wait_for_a_command_that_ignores_sigterm(session: Session) -> None:
+    # The user pressed stop: the group gets SIGKILL after a short grace, not the 2 s a timeout allows.
+    task = asyncio.create_task(run_bash(session, "trap '' TERM; sleep 63.25 & trap '' TERM; sleep 63.5; wait"))
+    for _ in range(200):
+        if len(procs_running("sleep 63.")) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(procs_running("sleep 63.")) == 2
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    waited = time.monotonic() - started
+    assert procs_running("sleep 63.") == []  # gone when the cancellation returns, not later
+    print(f"cancel of a SIGTERM-ignoring command: {waited * 1000:.0f} ms")
+    assert waited < runner.KILL_GRACE_S  # never the timeout's grace (a wide bound: the goal is 200 ms)
 
 
 async def test_large_output_is_bounded_and_saved(session: Session) -> None:

@@ -33,6 +33,9 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 KILL_GRACE_S = 2.0
+# When the user cancels the turn, the command's group gets this long after SIGTERM before SIGKILL: the
+# user asked for it to stop now (issue 17: cancel to ``stopReason: cancelled`` within 200 ms).
+CANCEL_GRACE_S = 0.1
 _PROGRESS_EVERY_S = 0.3
 _PROGRESS_CHARS = 4_000
 FILE_CAP = 64 << 20  # foreground output kept whole up to this; beyond, start + gap + TAIL_CAP
@@ -255,7 +258,7 @@ class RunningCommand:
         kill_group(self.pgid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline and group_alive(self.pgid):  # noqa: ASYNC110 - polling the kernel
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(min(0.05, grace / 5))
         kill_group(self.pgid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.wait(), timeout=5)
@@ -384,7 +387,7 @@ async def run(
         running.timed_out = True
         await running.kill(grace)
     except asyncio.CancelledError:
-        await asyncio.shield(running.kill(grace))
+        await asyncio.shield(running.kill(min(grace, CANCEL_GRACE_S)))
         raise
     finally:
         if ticker is not None:
