@@ -56,7 +56,7 @@ def attach(core: SessionCore) -> None:
             session.add_notice(BRIEF_NOTICE)
         checkpoints = session.services.get("checkpoints")
         if checkpoints is not None:
-            turn.meta["userMessageId"] = checkpoints.begin_turn()
+            turn.meta["userMessageId"] = await checkpoints.begin_turn()
         return None
 
     async def after_prompt(turn: PromptTurn, result: dict[str, Any]) -> None:
@@ -125,7 +125,7 @@ async def start_session(core: SessionCore, session: Session) -> None:
     from sidecar.tools.agents.definitions import agent_types
     from sidecar.tools.agents.task import Task
     from sidecar.tools.toolsearch import ToolSearch
-    from sidecar.workspace.checkpoints import Checkpoints, ObservedLedger
+    from sidecar.workspace.checkpoints import ObservedLedger, start_checkpoints
 
     registry = session.services["registry"]
     ledger = ObservedLedger(session)
@@ -134,10 +134,10 @@ async def start_session(core: SessionCore, session: Session) -> None:
         ledger._entries = previous._entries
         ledger._kept = getattr(previous, "_kept", {})
     session.services["ledger"] = ledger
-    checkpoints = Checkpoints(session)
-    checkpoints.attach(ledger)
+    checkpoints = await asyncio.to_thread(start_checkpoints, session)  # persisted: reloaded on session/load
     session.services["checkpoints"] = checkpoints
     session.services["rewind"] = checkpoints.rewind
+    session.services.setdefault("after_tool_call", []).append(checkpoints.after_tool)
     memory = NestedMemory(session)
     ledger.on_read.append(memory.on_read)
     session.services["before_model_request"] = [before_model_request]

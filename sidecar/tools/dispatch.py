@@ -178,6 +178,11 @@ class Dispatcher:
             output = ToolOutput.text(
                 f"{call.name} failed with an internal error: {type(exc).__name__}: {exc}. "
                 "This is a fault in the tool, not in your input; try another approach.", is_error=True)
+        for after in self.session.services.get("after_tool_call", ()):
+            try:  # e.g. a checkpoint of what the call changed
+                await after(call.name)
+            except Exception:
+                log.exception("after-tool-call observer failed")
         output = self._bounded(call, output)
         output.metadata.update({
             "tool": call.name, "time": started, "duration_ms": int((time.time() - started) * 1000),

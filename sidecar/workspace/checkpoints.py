@@ -1,37 +1,46 @@
-"""Checkpoints: the files each user turn changed, as they were before it; rewinding restores them.
+"""Checkpoints: a shadow git snapshot of the workspace before each user turn and after every tool call
+that may write; rewinding restores the files the agent changed since a user message.
 
-The file tools already call the read ledger around every write: ``require_fresh(path, …, data, …)``
-with the bytes about to be replaced, then ``record_write(path, fingerprint)`` once the new bytes are on
-disk. ``ObservedLedger`` (installed as the session's ``ledger`` service) passes those two moments on,
-so checkpoints need no hook inside the tools. A path written without a prior ``require_fresh`` was
-created by the write (its state before is "absent").
+Snapshots (``workspace/shadow.py``) live in a git repository per session under the data dir
+(``$XDG_DATA_HOME/sidecar/checkpoints/<session id>/``), with ``checkpoints.json`` beside it: for each
+user message its id, the conversation length before it, and its snapshots in order (``turn``: before the
+turn; ``tool``: after an Edit, Write, NotebookEdit or Bash call). So checkpoints survive ``session/load``
+and a restart, and a Bash ``sed -i``, codemod or generated file is covered like an Edit.
 
-``_sidecar/sessions/rewind {sessionId, toMessageId}`` (``services["rewind"]``) restores every file
-changed by that user message's turn and the turns after it, to its state before that turn, and
-truncates the conversation to just before that message (store event ``{"type": "truncate"}``). A file
-that changed on disk since the agent last wrote it (the user, a formatter, another process) is not
-clobbered: it is reported in ``conflicts`` and left as it is. Message ids are returned by each
-``session/prompt`` in ``_meta.sidecar.userMessageId``.
-
-Checkpoints live in memory for the life of the session (a reloaded session has none).
+``_sidecar/sessions/rewind {sessionId, toMessageId, files?, conversation?}`` (``services["rewind"]``)
+restores, for every path a tool snapshot of that message's turn or a later one changed, the content it
+had in the snapshot before that turn (deleting files that did not exist then), and truncates the
+conversation to just before that message (store event ``{"type": "truncate"}``). A path that someone
+else also changed after the agent (between turns, or since the last snapshot: compared with a snapshot
+taken at the rewind) is not clobbered: it is reported in ``conflicts`` and left as it is. Message ids are
+returned by each ``session/prompt`` in ``_meta.sidecar.userMessageId``. Checkpoints beyond
+``MAX_CHECKPOINTS`` are dropped (oldest first) and their git objects pruned; repositories of sessions
+untouched for 30 days are removed when a session starts.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import os
+import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.workspace.ledger import Fingerprint, ReadLedger, digest
+from sidecar.errors import ToolError
+from sidecar.workspace.ledger import Fingerprint, ReadLedger
+from sidecar.workspace.shadow import ShadowError, ShadowRepo, prune_old_repos
 from sidecar.workspace.textfile import atomic_write
 
 log = logging.getLogger(__name__)
 
-MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
+MAX_CHECKPOINTS = 100
+MAX_REPO_AGE_S = 30 * 24 * 3600
+WRITING_TOOLS = frozenset({"Edit", "Write", "NotebookEdit", "Bash"})
 
 
 class ObservedLedger(ReadLedger):
@@ -70,63 +79,115 @@ class ObservedLedger(ReadLedger):
             self.forget(path)
 
 
-def _digest(data: bytes) -> str:
-    return digest(data)
-
-
 @dataclass
 class Checkpoint:
     message_id: str
     history_length: int  # len(history) before the turn's user message; -1 once compacted away
-    before: dict[Path, bytes | None] = field(default_factory=dict)  # None: the file did not exist
+    snapshots: list[tuple[str, str]] = field(default_factory=list)  # (kind "turn"|"tool", commit)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"messageId": self.message_id, "historyLength": self.history_length,
+                "snapshots": [list(s) for s in self.snapshots]}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Checkpoint:
+        return Checkpoint(str(data["messageId"]), int(data["historyLength"]),
+                          [(str(k), str(c)) for k, c in data.get("snapshots", [])])
+
+
+def checkpoints_root(session: Any) -> Path:
+    return Path(session.store.root).parent / "checkpoints"
 
 
 class Checkpoints:
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, root: Path | None = None) -> None:
         self.session = session
+        self.dir = (root or checkpoints_root(session)) / session.id
+        self.repo = ShadowRepo(self.dir / "git", Path(session.cwd))
         self.checkpoints: list[Checkpoint] = []
-        self._candidates: dict[Path, bytes] = {}
-        # Digest (ledger.digest) of what the agent last wrote to each path (to tell a later change by
-        # someone else).
-        self._written: dict[Path, str] = {}
+        self._seq = 0
+        self._lock = asyncio.Lock()
+        self._pruning: asyncio.Future[None] | None = None
+        self._load()
+
+    # ---- persistence ---------------------------------------------------------------------
+    def _load(self) -> None:
+        try:
+            data = json.loads((self.dir / "checkpoints.json").read_text())
+            self.checkpoints = [Checkpoint.from_json(c) for c in data.get("checkpoints", [])]
+            self._seq = int(data.get("seq", 0))
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("checkpoints of session %s unreadable (%s); starting afresh", self.session.id, exc)
+
+    def _save(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        data = {"workTree": str(self.repo.work_tree), "seq": self._seq,
+                "checkpoints": [c.to_json() for c in self.checkpoints]}
+        atomic_write(self.dir / "checkpoints.json", json.dumps(data).encode())
 
     def attach(self, ledger: ObservedLedger) -> None:
-        ledger.before_write.append(self._before_write)
-        ledger.on_write.append(self._on_write)
+        """Kept for the composition root: snapshots need no ledger observer."""
 
-    def begin_turn(self) -> str:
-        cp = Checkpoint(message_id=f"msg_{uuid.uuid4().hex[:12]}", history_length=len(self.session.history))
-        self.checkpoints.append(cp)
-        self._candidates.clear()
+    # ---- snapshots -----------------------------------------------------------------------
+    async def _snapshot(self, kind: str) -> str | None:
+        self._seq += 1
+        ref = f"refs/sidecar/{self._seq}"
+        try:
+            return await asyncio.to_thread(self.repo.snapshot, ref, f"{kind} {self._seq}")
+        except (ShadowError, OSError, subprocess.SubprocessError) as exc:
+            log.warning("checkpoint snapshot failed: %s", exc)
+            return None
+
+    async def begin_turn(self) -> str:
+        """Snapshot before a user turn; returns the user message id."""
+        async with self._lock:
+            cp = Checkpoint(message_id=f"msg_{uuid.uuid4().hex[:12]}",
+                            history_length=len(self.session.history))
+            commit = await self._snapshot("turn")
+            if commit is not None:
+                cp.snapshots.append(("turn", commit))
+            self.checkpoints.append(cp)
+            dropped = self.checkpoints[:-MAX_CHECKPOINTS]
+            if dropped:
+                del self.checkpoints[:-MAX_CHECKPOINTS]
+            self._save()
+        if dropped:
+            self._pruning = asyncio.ensure_future(self._prune())
         return cp.message_id
+
+    async def after_tool(self, tool_name: str) -> None:
+        """Snapshot after a tool call that may have written (its changes are the agent's)."""
+        if tool_name not in WRITING_TOOLS or not self.checkpoints:
+            return
+        async with self._lock:
+            commit = await self._snapshot("tool")
+            if commit is not None:
+                self.checkpoints[-1].snapshots.append(("tool", commit))
+                self._save()
+
+    async def _prune(self) -> None:
+        keep = {c for cp in self.checkpoints for _, c in cp.snapshots}
+        try:
+            refs = await asyncio.to_thread(self.repo.git, "for-each-ref", "--format=%(refname) %(objectname)",
+                                           "refs/sidecar/")
+            for line in refs.decode().splitlines():
+                name, _, commit = line.partition(" ")
+                if commit not in keep:
+                    await asyncio.to_thread(self.repo.drop, name)
+            await asyncio.to_thread(self.repo.prune)
+        except (ShadowError, OSError) as exc:
+            log.warning("checkpoint pruning failed: %s", exc)
 
     def compacted(self) -> None:
         for cp in self.checkpoints:
             cp.history_length = -1
+        self._save()
 
-    def _before_write(self, path: Path, data: bytes) -> None:
-        self._candidates[path] = data
-
-    def _on_write(self, path: Path, fp: Fingerprint) -> None:
-        if self.checkpoints:
-            cp = self.checkpoints[-1]
-            if path not in cp.before:
-                before = self._candidates.get(path)  # None: the write created the file
-                if before is not None and len(before) > MAX_SNAPSHOT_BYTES:
-                    log.warning("not checkpointing %s: larger than %d bytes", path, MAX_SNAPSHOT_BYTES)
-                else:
-                    cp.before[path] = before
-        self._candidates.pop(path, None)
-        if fp.full and fp.digest is not None:  # the writer hashed the bytes it wrote: no re-read
-            self._written[path] = fp.digest
-            return
-        try:
-            self._written[path] = _digest(path.read_bytes())
-        except OSError:
-            self._written.pop(path, None)
-
+    # ---- rewind --------------------------------------------------------------------------
     async def rewind(self, session: Any, params: dict[str, Any]) -> dict[str, Any]:
-        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError, ToolError, agent_error
+        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError, agent_error
 
         target = str(params.get("toMessageId") or "")
         index = next((i for i, cp in enumerate(self.checkpoints) if cp.message_id == target), None)
@@ -137,36 +198,17 @@ class Checkpoints:
             raise agent_error("prompt_running", "A prompt is running in this session; cancel it before rewinding")
         restore_files = params.get("files", True) is not False
         restore_conversation = params.get("conversation", True) is not False
-        # Earliest state per file across the rewound turns.
-        states: dict[Path, bytes | None] = {}
-        for cp in self.checkpoints[index:]:
-            for path, before in cp.before.items():
-                states.setdefault(path, before)
+        cp = self.checkpoints[index]
         restored: list[str] = []
         conflicts: list[dict[str, str]] = []
-        ledger = session.services.get("ledger")
         if restore_files:
-            for path, before in states.items():
-                problem = self._conflict(path)
-                if problem:
-                    conflicts.append({"path": str(path), "reason": problem})
-                    continue
-                try:
-                    if before is None:
-                        if path.exists():
-                            path.unlink()
-                    else:
-                        mode = path.stat().st_mode if path.exists() else None
-                        atomic_write(path, before, mode, create_parents=True)
-                except (OSError, ToolError) as exc:
-                    conflicts.append({"path": str(path), "reason": f"could not restore: {exc}"})
-                    continue
-                restored.append(str(path))
-                self._written.pop(path, None)
-                if ledger is not None:
-                    ledger.forget(path)
+            async with self._lock:
+                restored, conflicts = await asyncio.to_thread(self._restore_files, index)
+        ledger = session.services.get("ledger")
+        if ledger is not None:
+            for p in restored:
+                ledger.forget(Path(p))
         truncated_to: int | None = None
-        cp = self.checkpoints[index]
         if restore_conversation:
             if cp.history_length < 0:
                 raise agent_error("rewind_unavailable",
@@ -176,9 +218,10 @@ class Checkpoints:
             del session.history[truncated_to:]
             session.log.truncate(truncated_to)
             del self.checkpoints[index:]
-        else:
+        else:  # the turns stay, but their file changes are undone: later rewinds start from here
             for later in self.checkpoints[index:]:
-                later.before.clear()
+                later.snapshots = [s for s in later.snapshots if s[0] == "turn"][:1]
+        self._save()
         session.audit("rewind", toMessageId=target, restored=restored, conflicts=conflicts)
         if restored or conflicts:
             changed = ", ".join(restored) or "no files"
@@ -186,12 +229,61 @@ class Checkpoints:
                                "read them again before editing.")
         return {"restored": restored, "conflicts": conflicts, "historyLength": truncated_to}
 
-    def _conflict(self, path: Path) -> str | None:
-        expected = self._written.get(path)
-        try:
-            current = _digest(path.read_bytes()) if path.exists() else None
-        except OSError as exc:
-            return f"unreadable: {exc}"
-        if current != expected:
-            return "changed since the agent last wrote it; left as it is"
-        return None
+    def _restore_files(self, index: int) -> tuple[list[str], list[dict[str, str]]]:
+        ordered = [(i, kind, commit) for i, cp in enumerate(self.checkpoints) for kind, commit in cp.snapshots]
+        base = next((c for i, kind, c in ordered if i >= index), None)
+        if base is None:
+            return [], [{"path": str(self.repo.work_tree), "reason": "no snapshot was taken before that message"}]
+        agent: set[str] = set()
+        others: set[str] = set()
+        previous: str | None = None
+        for i, kind, commit in ordered:
+            if previous is not None and i >= index:
+                (agent if kind == "tool" else others).update(self.repo.changed(previous, commit))
+            previous = commit
+        self._seq += 1
+        now = self.repo.snapshot(f"refs/sidecar/{self._seq}", f"rewind {self._seq}")
+        if previous is not None:
+            others.update(self.repo.changed(previous, now))
+        restored: list[str] = []
+        conflicts: list[dict[str, str]] = []
+        root = self.repo.work_tree
+        for rel in sorted(agent):
+            path = root / rel
+            if rel in others:
+                conflicts.append({"path": str(path), "reason": "changed since the agent last wrote it; left as it is"})
+                continue
+            try:
+                _put(path, self.repo.entry(base, rel))
+            except (OSError, ShadowError, ToolError) as exc:
+                conflicts.append({"path": str(path), "reason": f"could not restore: {exc}"})
+                continue
+            restored.append(str(path))
+        return restored, conflicts
+
+
+def _put(path: Path, entry: tuple[str, bytes] | None) -> None:
+    """Make ``path`` what the snapshot held (``None``: remove it; folders are left, git does not track
+    them)."""
+    if entry is None:
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        return
+    mode, data = entry
+    if mode == "120000":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        os.symlink(os.fsdecode(data), path)
+        return
+    atomic_write(path, data, 0o100755 if mode == "100755" else 0o100644, create_parents=True)
+
+
+def start_checkpoints(session: Any) -> Checkpoints:
+    """The session's checkpoints (reloaded from the data dir); old sessions' repositories pruned."""
+    cps = Checkpoints(session)
+    try:
+        prune_old_repos(cps.dir.parent, MAX_REPO_AGE_S, keep=session.id)
+    except OSError:
+        pass
+    return cps

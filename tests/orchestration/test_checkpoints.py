@@ -69,3 +69,59 @@ async def test_rewind_restores_files_and_truncates(make_sidecar: MakeSidecar, wo
 
     with pytest.raises(RemoteError, match="Unknown toMessageId 'nope'"):
         await harness.process.request("_sidecar/sessions/rewind", {"sessionId": session, "toMessageId": "nope"})
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+async def test_rewind_after_load_in_a_fresh_process_covers_bash(make_sidecar: MakeSidecar, workspace: Path,
+                                                              model_server: ScriptedModelServer) -> None:
+    """Checkpoints persist (shadow git under the data dir): a new sidecar process loads the session and
+    rewinds an Edit, a Bash ``sed -i`` and a Bash-created file; a newer user change is reported, kept."""
+    import subprocess
+
+    hello, notes, readme, gen = (workspace / n for n in ("hello.py", "notes.txt", "README.md", "gen/out.txt"))
+    (workspace / ".gitignore").write_text("*.log\n")
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    user_git = tree_bytes(workspace / ".git")
+    originals = {p: p.read_bytes() for p in (hello, notes, readme)}
+    model_server.add_turns([
+        use("Read", file_path=str(hello)),
+        use("Edit", file_path=str(hello), old_string="Hello", new_string="Howdy"),
+        use("Bash", command="sed -i s/beta/BETA/ notes.txt"),
+        use("Bash", command="mkdir -p gen && printf 'made\\n' > gen/out.txt && printf 'x\\n' > build.log"),
+        {"content": [{"type": "text", "text": "turn one done"}]},
+        use("Read", file_path=str(readme)),
+        use("Edit", file_path=str(readme), old_string="small", new_string="tiny"),
+        {"content": [{"type": "text", "text": "turn two done"}]},
+    ])
+    first = await make_sidecar()
+    session = await first.new_session(workspace)
+    await first.process.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+    ids = []
+    for text in ("first change", "second change"):
+        result = await first.process.request("session/prompt", {
+            "sessionId": session, "prompt": [{"type": "text", "text": text}]})
+        assert result["stopReason"] == "end_turn"
+        ids.append(result["_meta"]["sidecar"]["userMessageId"])
+    assert b"Howdy" in hello.read_bytes() and b"BETA" in notes.read_bytes() and gen.read_bytes() == b"made\n"
+    assert b"tiny" in readme.read_bytes()
+    await first.process.close()
+    readme.write_bytes(b"# Mine now\n")  # the user, after the agent and while no sidecar runs
+
+    second = await make_sidecar()
+    await second.process.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
+    result = await second.process.request("_sidecar/sessions/rewind", {"sessionId": session, "toMessageId": ids[0]})
+    assert sorted(result["restored"]) == sorted([str(hello), str(notes), str(gen)])
+    assert result["conflicts"] == [{"path": str(readme),
+                                    "reason": "changed since the agent last wrote it; left as it is"}]
+    assert result["historyLength"] == 0
+    assert hello.read_bytes() == originals[hello]
+    assert notes.read_bytes() == originals[notes]
+    assert not gen.exists()
+    assert readme.read_bytes() == b"# Mine now\n"
+    assert (workspace / "build.log").exists()  # ignored by .gitignore: never snapshotted, never touched
+    assert tree_bytes(workspace / ".git") == user_git  # the user's repository untouched
+    shadow = Path(second.process.env["XDG_DATA_HOME"]) / "sidecar" / "checkpoints" / session
+    assert (shadow / "git" / "HEAD").exists() and (shadow / "checkpoints.json").exists()
