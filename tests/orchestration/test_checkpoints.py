@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +80,10 @@ async def test_rewind_after_load_in_a_fresh_process_covers_bash(make_sidecar: Ma
                                                               model_server: ScriptedModelServer) -> None:
     """Checkpoints persist (shadow git under the data dir): a new sidecar process loads the session and
     rewinds an Edit, a Bash ``sed -i`` and a Bash-created file; a newer user change is reported, kept."""
-    import subprocess
-
     hello, notes, readme, gen = (workspace / n for n in ("hello.py", "notes.txt", "README.md", "gen/out.txt"))
     (workspace / ".gitignore").write_text("*.log\n")
-    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    git = await asyncio.create_subprocess_exec("git", "init", "-q", cwd=workspace)
+    assert await git.wait() == 0
     user_git = tree_bytes(workspace / ".git")
     originals = {p: p.read_bytes() for p in (hello, notes, readme)}
     model_server.add_turns([
