@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+# Updates that describe the session's state, not its transcript: sent again on every start/load.
+UNLOGGED_UPDATES = frozenset({"available_commands_update"})
 
 
 class ClientChannel(Protocol):
@@ -102,6 +104,13 @@ class ClientPort:
         """``_sidecar/diagnostics`` for the given URIs."""
         return await self.channel.request("_sidecar/diagnostics", {"uris": uris})
 
+    async def model_retry(self, params: dict[str, Any]) -> None:
+        """``_sidecar/model_retry``: a model request failed and will be retried (docs/protocol.md)."""
+        try:
+            await self.channel.notify("_sidecar/model_retry", {"sessionId": self.session_id, **params})
+        except Exception:
+            log.debug("retry notification failed", exc_info=True)
+
     async def notify_user(self, kind: str, message: str, title: str) -> None:
         """``_sidecar/notify`` when the client asked for it (``notify``) and its panel is hidden."""
         # The editor's panel visibility is per connection (``_sidecar/panel_visibility`` sets it).
@@ -144,6 +153,26 @@ class SessionLog:
 
     def audit(self, event: str, **fields: Any) -> None:
         self.store.append(self.session_id, {"type": "audit", "event": event, "time": time.time(), **fields})
+
+    # What the client was shown, so ``session/load`` replays it as it was (docs/protocol.md, "Replay").
+    def update(self, update: dict[str, Any]) -> None:
+        """A ``session/update`` the client received."""
+        self.store.append(self.session_id, {"type": "update", "update": update})
+
+    def prompt(self, prompt_id: str, blocks: list[Any], history_length: int) -> None:
+        """A user prompt as the client sent it (ACP content blocks), before anything of its turn."""
+        self.store.append(self.session_id, {"type": "prompt", "id": prompt_id, "prompt": blocks,
+                                            "historyLength": history_length, "time": time.time()})
+
+    def turn_end(self, prompt_id: str, stop_reason: str, *, user_message_id: str | None = None,
+                 error: dict[str, Any] | None = None) -> None:
+        """How the prompt's turn ended: its stop reason, or the error the client was answered with."""
+        event: dict[str, Any] = {"type": "turn_end", "id": prompt_id, "stopReason": stop_reason}
+        if user_message_id:
+            event["userMessageId"] = user_message_id
+        if error is not None:
+            event["error"] = error
+        self.store.append(self.session_id, event)
 
 
 @dataclass
@@ -195,6 +224,9 @@ class Session:
 
     # ---- talking to the client --------------------------------------------------------
     async def send_update(self, update: dict[str, Any]) -> None:
+        """Tell the client, and keep what it was shown in the log (state updates excepted)."""
+        if update.get("sessionUpdate") not in UNLOGGED_UPDATES:
+            self.log.update(update)
         await self.client.update(update)
 
     def has_client_capability(self, name: str) -> bool:

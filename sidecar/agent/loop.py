@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sidecar.model.client import ModelClient, ModelError, ModelReply, StreamCallbacks
+from sidecar.model.client import ModelClient, ModelReply, RetryInfo, StreamCallbacks
 from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
 
@@ -242,13 +242,20 @@ class AgentLoop:
             if self.stream_to_client:
                 await thought_out.add(t)
 
-        try:
-            reply = await self.model.stream(self.build_request(),
-                                            StreamCallbacks(on_text=on_text, on_thinking=on_thinking))
-        except ModelError as exc:
+        async def on_retry(info: RetryInfo) -> None:
             await text_out.flush()
-            await self._send_chunk("agent_message_chunk", f"\n\n{exc}")
-            raise
+            params: dict[str, Any] = {
+                "attempt": info.attempt, "maxAttempts": info.max_attempts, "delayMs": int(info.delay_s * 1000),
+                "errorType": info.error_type, "message": info.message()}
+            if info.status is not None:
+                params["status"] = info.status
+            if self.label is not None:
+                params["agent"] = self.label
+            await self.session.client.model_retry(params)
+
+        try:
+            reply = await self.model.stream(self.build_request(), StreamCallbacks(
+                on_text=on_text, on_thinking=on_thinking, on_retry=on_retry))
         finally:
             await thought_out.flush()
             await text_out.flush()

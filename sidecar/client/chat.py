@@ -105,6 +105,8 @@ async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str],
     process.handlers["session/request_permission"] = client.on_permission
     process.handlers["_sidecar/ask_user"] = client.on_ask_user
     process.on_update = lambda params: client.renderer.render(params["update"])
+    process.on_notification = lambda method, params: (
+        client.renderer.retry(params) if method == "_sidecar/model_retry" else None)
     await process.start()
     try:
         await process.initialize({"_meta": {"sidecar": {"askUser": True}}})

@@ -40,6 +40,8 @@ class SidecarProcess:
         self.handlers: dict[str, Handler] = {}
         self.updates: list[dict[str, Any]] = []
         self.notifications: list[dict[str, Any]] = []
+        # Every other notification (``_sidecar/model_retry`` …): method, params.
+        self.on_notification: Callable[[str, dict[str, Any]], None] | None = None
         self.on_update: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self._ids = itertools.count(1)
@@ -119,6 +121,8 @@ class SidecarProcess:
             task.add_done_callback(self._tasks.discard)
             return
         self.notifications.append(message)
+        if self.on_notification is not None and message["method"] != "session/update":
+            self.on_notification(message["method"], message.get("params") or {})
         if message["method"] == "session/update":
             update = message["params"]
             self.updates.append(update)

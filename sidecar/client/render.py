@@ -68,5 +68,11 @@ class UpdateRenderer:
             self._end_stream()
             self.console.print(Text(f"[mode: {update.get('currentModeId')}]", style="magenta"))
 
+    def retry(self, params: dict[str, Any]) -> None:
+        """``_sidecar/model_retry``: the model request failed and is being retried."""
+        self._end_stream()
+        self.console.print(Text(f"↻ {params.get('message', 'The model request failed; retrying')}",
+                                style="yellow"), markup=False, highlight=False)
+
     def finish(self) -> None:
         self._end_stream()

@@ -36,11 +36,37 @@ BlockSink = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class ModelError(Exception):
-    """The model could not be reached or refused the request; the message is safe to show."""
+    """The model could not be reached or refused the request; the message is safe to show.
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    ``status`` is the HTTP status (None when no answer came), ``error_type`` the provider's error type
+    (``overloaded_error``, ``authentication_error``, …) or the connection failure's kind
+    (``connection_error``, ``timeout``), ``detail`` the provider's own message.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, error_type: str | None = None,
+                 detail: str = "", attempts: int = 1) -> None:
         super().__init__(message)
-        self.status = status  # the HTTP status of the last attempt, when there was a response
+        self.status = status
+        self.error_type = error_type
+        self.detail = detail
+        self.attempts = attempts
+
+
+@dataclass
+class RetryInfo:
+    """A failed attempt about to be retried (``_sidecar/model_retry``, docs/protocol.md)."""
+
+    attempt: int  # the attempt that failed, 1-based
+    max_attempts: int
+    delay_s: float
+    status: int | None
+    error_type: str
+    detail: str
+
+    def message(self) -> str:
+        what = f"HTTP {self.status} {self.error_type}" if self.status else self.error_type.replace("_", " ")
+        return (f"The model API failed ({what}{': ' + self.detail if self.detail else ''}); "
+                f"retrying in {self.delay_s:.0f} s (attempt {self.attempt + 1} of {self.max_attempts})")
 
 
 @dataclass
@@ -49,6 +75,8 @@ class StreamCallbacks:
     on_thinking: TextSink | None = None
     # A content block finished (tool_use blocks are announced to the editor from here).
     on_block: BlockSink | None = None
+    # A failed attempt will be retried after ``delay_s`` (the editor shows it while it waits).
+    on_retry: Callable[[RetryInfo], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -61,7 +89,8 @@ class ModelReply:
 
 def make_client(settings: ModelSettings) -> anthropic.AsyncAnthropic:
     import anthropic  # heavy (seconds): imported on first use, not at startup
-    kwargs: dict[str, Any] = {"max_retries": 0, "timeout": 600.0}
+    # A long answer may take minutes; a connection that cannot be made is known in seconds.
+    kwargs: dict[str, Any] = {"max_retries": 0, "timeout": anthropic.Timeout(600.0, connect=10.0)}
     # Passed explicitly: ``capture_secrets`` took them out of the environment the SDK would read.
     api_key, auth_token = secret("ANTHROPIC_API_KEY"), secret("ANTHROPIC_AUTH_TOKEN")
     if api_key:
@@ -116,11 +145,60 @@ def _retryable(exc: BaseException) -> tuple[bool, float | None]:
     return False, None
 
 
-def _describe(exc: BaseException) -> str:
+def _failure(exc: BaseException) -> tuple[int | None, str, str]:
+    """(HTTP status or None, the provider's error type or the failure's kind, the provider's message)."""
     import anthropic
     if isinstance(exc, anthropic.APIStatusError):
-        return redact(f"HTTP {exc.status_code}: {exc.message}")
-    return redact(f"{type(exc).__name__}: {exc}")
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        error_type = str(error.get("type") or "api_error") if isinstance(error, dict) else "api_error"
+        detail = str(error.get("message") or "") if isinstance(error, dict) else ""
+        return exc.status_code, error_type, redact(detail or str(exc.message))
+    if isinstance(exc, anthropic.APITimeoutError) or "timeout" in type(exc).__name__.lower():
+        return None, "timeout", "no answer in time"
+    if not _retryable(exc)[0]:  # not a transport failure: a fault of ours, named as such
+        return None, "client_error", redact(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, anthropic.APIConnectionError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    detail = str(exc) or type(exc).__name__
+    return None, "connection_error", redact(detail)
+
+
+def _what_to_check(status: int | None, error_type: str, base_url: str | None) -> str:
+    endpoint = base_url or "https://api.anthropic.com"
+    if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
+        return "Check the API key (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN) and its permissions."
+    if status == 404 or error_type == "not_found_error":
+        return f"Check the model name (sidecar.model) and the base URL ({endpoint})."
+    if status == 400 or error_type == "invalid_request_error":
+        return "The request was refused as invalid; the message above says why."
+    if status == 429 or error_type == "rate_limit_error":
+        return "The rate limit was reached; wait a little and retry."
+    if status is None:
+        return (f"Check the network and that {endpoint} is reachable "
+                "(ANTHROPIC_BASE_URL or sidecar.apiBaseUrl set to the right endpoint, a proxy if you need one).")
+    return f"The provider at {endpoint} is failing; retry later, or check its status page."
+
+
+def model_error(exc: BaseException, attempts: int, base_url: str | None) -> ModelError:
+    """The final failure as one readable message: what happened, after how many attempts, what to check."""
+    status, error_type, detail = _failure(exc)
+    if status is not None:
+        head = f"The model API answered HTTP {status} ({error_type}): {detail}"
+    elif error_type == "client_error":
+        return ModelError(f"The model request could not be sent: {detail}", error_type=error_type, detail=detail)
+    elif error_type == "timeout":
+        head = f"The model API at {base_url or 'https://api.anthropic.com'} did not answer in time"
+    else:
+        head = f"The model API at {base_url or 'https://api.anthropic.com'} is unreachable ({detail})"
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    message = f"{head.rstrip('.')}{tries}. {_what_to_check(status, error_type, base_url)}"
+    return ModelError(message, status=status, error_type=error_type, detail=detail, attempts=attempts)
+
+
+def _describe(exc: BaseException) -> str:
+    status, error_type, detail = _failure(exc)
+    return f"HTTP {status} {error_type}: {detail}" if status else f"{error_type}: {detail}"
 
 
 class ModelClient:
@@ -187,14 +265,19 @@ class ModelClient:
             except Exception as exc:
                 retry, after = _retryable(exc)
                 if not retry or attempt > self.settings.max_retries:
-                    status = getattr(exc, "status_code", None)
-                    raise ModelError(f"The model request failed: {_describe(exc)}",
-                                     status if isinstance(status, int) else None) from None
+                    raise model_error(exc, attempt, self.settings.base_url) from None
                 if after is not None:  # the server said when: honour it (within reason)
                     delay = min(after, MAX_RETRY_AFTER_S)
                 else:
                     delay = min(self.settings.max_backoff_s, 0.5 * 2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
                 log.warning("model request failed (%s); retry %d in %.1fs", _describe(exc), attempt, delay)
+                if cb.on_retry is not None:
+                    status, error_type, detail = _failure(exc)
+                    try:
+                        await cb.on_retry(RetryInfo(attempt, self.settings.max_retries + 1, delay, status,
+                                                    error_type, detail))
+                    except Exception:
+                        log.debug("retry callback failed", exc_info=True)
                 await asyncio.sleep(delay)
 
     async def complete(self, params: dict[str, Any]) -> ModelReply:

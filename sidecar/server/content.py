@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -43,23 +46,54 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def replay_updates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A saved conversation as the session/update stream a client would have seen (for session/load)."""
+# A tool call's title, kind and locations for an old log's replay (the tool registry answers).
+Describe = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+_MENTION = re.compile(r'^<mentioned-file path="(?P<path>[^"]*)" />$')
+_CONTEXT = re.compile(r'^<context path="(?P<path>[^"]*)">\n(?P<text>.*)\n</context>$', re.S)
+
+
+def _user_block(block: dict[str, Any]) -> dict[str, Any] | None:
+    """A saved user block as the ACP block the client sent (mentions back to resource links)."""
+    kind = block.get("type")
+    if kind == "image":
+        source = block.get("source") or {}
+        return {"type": "image", "data": source.get("data", ""), "mimeType": source.get("media_type", "image/png")}
+    if kind != "text":
+        return None
+    text = str(block.get("text", ""))
+    if text.startswith("<system-reminder>"):
+        return None
+    if m := _MENTION.match(text):
+        path = m["path"]
+        uri = Path(path).as_uri() if path.startswith("/") else path
+        return {"type": "resource_link", "uri": uri, "name": Path(path).name}
+    if m := _CONTEXT.match(text):
+        path = m["path"]
+        uri = Path(path).as_uri() if path.startswith("/") else path
+        return {"type": "resource", "resource": {"uri": uri, "text": m["text"]}}
+    return {"type": "text", "text": text}
+
+
+def replay_updates(messages: list[dict[str, Any]], describe: Describe | None = None) -> list[dict[str, Any]]:
+    """A conversation saved without its updates (a log from before 0.2) as the session/update stream
+    a client would have seen: the best that can be rebuilt from the Messages API history alone."""
     updates: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
         for block in blocks:
             kind = block.get("type")
             if message.get("role") == "user":
-                if kind == "text" and not str(block.get("text", "")).startswith("<system-reminder>"):
-                    updates.append({"sessionUpdate": "user_message_chunk",
-                                    "content": {"type": "text", "text": block["text"]}})
-                elif kind == "tool_result":
+                if kind == "tool_result":
                     updates.append({"sessionUpdate": "tool_call_update", "toolCallId": block.get("tool_use_id"),
                                     "status": "failed" if block.get("is_error") else "completed",
                                     "content": [{"type": "content", "content": {
                                         "type": "text", "text": _text_of(block.get("content"))}}]})
+                elif (sent := _user_block(block)) is not None:
+                    # One saved user message is one message in the client, never merged with the next.
+                    updates.append({"sessionUpdate": "user_message_chunk", "content": sent,
+                                    "messageId": f"legacy_{index}"})
             elif kind == "text":
                 updates.append({"sessionUpdate": "agent_message_chunk",
                                 "content": {"type": "text", "text": block.get("text", "")}})
@@ -67,8 +101,88 @@ def replay_updates(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 updates.append({"sessionUpdate": "agent_thought_chunk",
                                 "content": {"type": "text", "text": block.get("thinking", "")}})
             elif kind == "tool_use":
-                updates.append({"sessionUpdate": "tool_call", "toolCallId": block.get("id"),
-                                "title": block.get("name"), "kind": "other", "status": "pending",
-                                "rawInput": block.get("input") or {},
-                                "_meta": {"sidecar": {"tool": block.get("name")}}})
+                name = str(block.get("name"))
+                given = block.get("input")
+                raw_input: dict[str, Any] = given if isinstance(given, dict) else {}
+                shown: dict[str, Any] = {"title": name, "kind": "other", "locations": []}
+                if describe is not None:
+                    shown.update(describe(name, raw_input))
+                updates.append({"sessionUpdate": "tool_call", "toolCallId": block.get("id"), **shown,
+                                "status": "pending", "rawInput": raw_input,
+                                "_meta": {"sidecar": {"tool": name}}})
     return updates
+
+
+def turn_end_update(stop_reason: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The marker that ends a replayed turn: what the live client learnt from the prompt's answer.
+
+    An ``agent_message_chunk`` any ACP client shows (the text), with ``_meta.sidecar.turnEnd`` for
+    clients that draw their own turn end (the Sidecar panel draws it as it did live).
+    """
+    if error is not None:
+        text = f"\n\n{error.get('message', 'The turn failed.')}"
+    elif stop_reason == "cancelled":
+        text = "\n\n_Stopped._"
+    elif stop_reason == "end_turn":
+        text = ""
+    else:
+        text = f"\n\n_Turn ended: {stop_reason}_"
+    end: dict[str, Any] = {"stopReason": stop_reason}
+    if error is not None:
+        end["error"] = error
+    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text},
+            "_meta": {"sidecar": {"turnEnd": end}}}
+
+
+def prompt_updates(prompt_id: str, blocks: list[Any], user_message_id: str | None) -> list[dict[str, Any]]:
+    """A prompt as the client sent it: one ``user_message_chunk`` per block, all of one message."""
+    meta: dict[str, Any] = {"promptId": prompt_id}
+    if user_message_id:
+        meta["userMessageId"] = user_message_id
+    return [{"sessionUpdate": "user_message_chunk", "content": block, "messageId": prompt_id,
+             "_meta": {"sidecar": meta}} for block in blocks if isinstance(block, dict)]
+
+
+def replay_log(events: list[dict[str, Any]], describe: Describe | None = None) -> list[dict[str, Any]] | None:
+    """The session/update stream the client was shown, from the log's ``prompt``/``update``/``turn_end``
+    records; ``None`` for a log without them (written before 0.2: ``replay_updates`` rebuilds it).
+
+    Messages written before the first prompt record (a log continued by this release) are rebuilt as
+    ``replay_updates`` does. A rewind of the conversation (a ``truncate`` followed by its ``rewind``
+    audit) drops the turns from the rewound prompt on; a compaction drops nothing the user saw.
+    """
+    if not any(e.get("type") == "prompt" for e in events):
+        return None
+    ends = {str(e.get("id")): e for e in events if e.get("type") == "turn_end"}
+    legacy: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = []
+    seen_prompt = False
+    # Each turn: (user message id, its updates); updates before the first prompt are a preamble turn.
+    turns: list[tuple[str | None, list[dict[str, Any]]]] = [(None, [])]
+    previous: dict[str, Any] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message" and not seen_prompt:
+            messages.append(event.get("message") or {})
+        elif kind == "truncate" and not seen_prompt:
+            messages = messages[: int(event.get("length", len(messages)))]
+        elif kind == "prompt":
+            if not seen_prompt:
+                seen_prompt = True
+                legacy = replay_updates(messages, describe)
+            prompt_id = str(event.get("id"))
+            end = ends.get(prompt_id) or {}
+            user_message_id = end.get("userMessageId")
+            turns.append((user_message_id, prompt_updates(prompt_id, list(event.get("prompt") or []),
+                                                          user_message_id)))
+        elif kind == "update" and isinstance(event.get("update"), dict):
+            turns[-1][1].append(event["update"])
+        elif kind == "turn_end":
+            turns[-1][1].append(turn_end_update(str(event.get("stopReason")), event.get("error")))
+        elif kind == "audit" and event.get("event") == "rewind" and previous.get("type") == "truncate":
+            target = event.get("toMessageId")
+            cut = next((i for i, (mid, _) in enumerate(turns) if mid is not None and mid == target), None)
+            if cut is not None:
+                del turns[cut:]
+        previous = event
+    return legacy + [u for _, updates in turns for u in updates]

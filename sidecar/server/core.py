@@ -12,6 +12,7 @@ import importlib
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from sidecar.permissions.gate import PermissionGate, secret_env_names
 from sidecar.permissions.hooks import run_session_start
 from sidecar.permissions.trust import WorkspaceTrust
 from sidecar.secrets import capture_secrets
-from sidecar.server.content import prompt_to_api, replay_updates
+from sidecar.server.content import prompt_to_api, replay_log, replay_updates
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
 from sidecar.store import SessionStore
 from sidecar.tools.builtin import builtin_tools
@@ -298,8 +299,12 @@ class SessionCore:
                           history=list(saved.messages), title=saved.title,
                           mode=saved.mode if saved.mode in MODES else "default")
         await self._start(session)
-        for update in replay_updates(saved.messages):
-            await session.send_update(update)
+        registry: ToolRegistry = session.services["registry"]
+        updates = replay_log(saved.events, registry.describe_call)
+        if updates is None:  # a log from before the updates were kept
+            updates = replay_updates(saved.messages, registry.describe_call)
+        for update in updates:
+            await session.client.update(update)  # shown again, not logged again
         return {"modes": self._modes(session)}
 
     async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
@@ -327,12 +332,30 @@ class SessionCore:
         session = self.session(req.session_id)
         if session.prompt_task is not None and not session.prompt_task.done():
             raise agent_error("prompt_running", "A prompt is already running in this session; wait or cancel it")
-        turn = PromptTurn(session, list(params.get("prompt") or []))
+        blocks = list(params.get("prompt") or [])
+        if not prompt_to_api(blocks):
+            raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
+        turn = PromptTurn(session, blocks)
+        prompt_id = f"prompt_{uuid.uuid4().hex[:12]}"
+        session.log.prompt(prompt_id, blocks, len(session.history))
+        try:
+            result = await self._prompt_turn(turn)
+        except RpcError as exc:
+            session.log.turn_end(prompt_id, "error", user_message_id=turn.meta.get("userMessageId"),
+                                 error={"code": exc.code, "message": exc.message, "data": exc.data})
+            raise
+        except asyncio.CancelledError:
+            session.log.turn_end(prompt_id, "cancelled", user_message_id=turn.meta.get("userMessageId"))
+            raise
+        session.log.turn_end(prompt_id, str(result.get("stopReason")), user_message_id=turn.meta.get("userMessageId"))
+        return result
+
+    async def _prompt_turn(self, turn: PromptTurn) -> dict[str, Any]:
         for before in self.before_prompt:
             answered = await before(turn)
             if answered is not None:
                 return self._with_meta(answered, turn)
-        result = await self._run_prompt(session, turn.prompt)
+        result = await self._run_prompt(turn.session, turn.prompt)
         for after in self.after_prompt:
             try:
                 await after(turn, result)
@@ -371,7 +394,11 @@ class SessionCore:
         except ModelError as exc:
             # Retrying helps after an overload, a rate limit or no answer; a refused request fails again.
             retryable = exc.status is None or exc.status == 429 or exc.status >= 500
-            raise agent_error("model_unavailable", str(exc), retryable=retryable, status=exc.status) from None
+            error = agent_error("model_unavailable", str(exc), retryable=retryable, status=exc.status)
+            if isinstance(error.data, dict):
+                error.data.update({"errorType": exc.error_type, "providerMessage": exc.detail,
+                                   "attempts": exc.attempts})
+            raise error from None
         finally:
             session.prompt_task = None
         return {"stopReason": stop_reason}

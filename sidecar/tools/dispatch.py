@@ -68,15 +68,6 @@ def parse_input(tool: Tool[Any], raw: dict[str, Any]) -> ToolInput:
         raise ToolError(f"Invalid input for {tool.name}: {problems}. Fix the arguments and call it again.") from None
 
 
-def tool_title(tool: Tool[Any] | None, call: ToolCall) -> str:
-    if tool is None:
-        return call.name
-    try:
-        return tool.title(call.input)
-    except Exception:  # a title must never fail a call: partial input is normal
-        return tool.name
-
-
 def bound_text(text: str, save_dir: Any, call_id: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
     """Keep head and tail of an over-long text; save the whole so the model can Read it."""
     if len(text) <= limit:
@@ -114,14 +105,8 @@ class Dispatcher:
 
     async def announce(self, call: ToolCall) -> None:
         """Tell the editor a call exists (status pending) as soon as the model finished it."""
-        tool = self.registry.get(call.name)
-        locations: list[dict[str, Any]] = []
-        if tool is not None:
-            try:
-                locations = [loc.to_acp() for loc in tool.locations(tool.Input.model_validate(call.input))]
-            except Exception:
-                locations = []
-        title = tool_title(tool, call)
+        shown = self.registry.describe_call(call.name, call.input)
+        title = str(shown["title"])
         if self.agent_label:
             title = f"[{self.agent_label}] {title}"
         meta: dict[str, Any] = {"tool": call.name}
@@ -131,10 +116,10 @@ class Dispatcher:
             "sessionUpdate": "tool_call",
             "toolCallId": call.id,
             "title": title,
-            "kind": tool.kind if tool else "other",
+            "kind": shown["kind"],
             "status": "pending",
             "rawInput": call.input,
-            "locations": locations,
+            "locations": shown["locations"],
             "_meta": {"sidecar": meta},
         })
 

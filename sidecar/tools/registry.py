@@ -31,5 +31,20 @@ class ToolRegistry:
             raise ValueError(f"duplicate tool name {tool.name}")
         self._tools[tool.name] = tool
 
+    def describe_call(self, name: str, raw_input: dict[str, Any]) -> dict[str, Any]:
+        """How the editor shows a call of ``name``: its title, kind and locations (never raises)."""
+        tool = self.get(name)
+        if tool is None:
+            return {"title": name, "kind": "other", "locations": []}
+        try:
+            title = tool.title(raw_input)
+        except Exception:  # a title must never fail a call: partial input is normal
+            title = tool.name
+        try:
+            locations = [loc.to_acp() for loc in tool.locations(tool.Input.model_validate(raw_input))]
+        except Exception:
+            locations = []
+        return {"title": title, "kind": tool.kind, "locations": locations}
+
     def restricted_to(self, names: list[str]) -> ToolRegistry:
         return ToolRegistry([t for t in self.all() if t.name in names])

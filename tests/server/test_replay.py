@@ -1,0 +1,239 @@
+"""session/load replays what the live client was shown (issue 12): every kind of update, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from sidecar.client.connection import RemoteError
+from sidecar.testing.scripted_server import ScriptedModelServer
+from tests.conftest import Harness, reject_once, start_harness
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# What the client knows on its own side of each prompt (its prompt, the answer) is replayed as updates.
+Turn = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
+
+
+def _strip_ids(update: dict[str, Any]) -> dict[str, Any]:
+    """An update without what differs between two runs by design: prompt ids (timestamps are kept)."""
+    out = dict(update)
+    out.pop("messageId", None)
+    meta = json.loads(json.dumps(out.get("_meta") or {}))
+    meta.get("sidecar", {}).pop("promptId", None)
+    meta.get("sidecar", {}).pop("userMessageId", None)
+    if out.get("_meta") is not None:
+        out["_meta"] = meta
+    return out
+
+
+def _expected(turns: list[Turn]) -> list[dict[str, Any]]:
+    """The live stream with each prompt before its turn and its answer after it, as the replay shows them."""
+    out: list[dict[str, Any]] = []
+    for prompt, live, answer in turns:
+        out += [{"sessionUpdate": "user_message_chunk", "content": b, "_meta": {"sidecar": {}}} for b in prompt]
+        out += live
+        out.append({"sessionUpdate": "agent_message_chunk", "_meta": {"sidecar": {"turnEnd": answer}},
+                    "content": {"type": "text", "text": ""}})
+    return out
+
+
+async def _turn(harness: Harness, session: str, prompt: list[dict[str, Any]],
+                cancel_after: float | None = None) -> Turn:
+    start = len(harness.process.updates)
+    request = asyncio.create_task(harness.process.request(
+        "session/prompt", {"sessionId": session, "prompt": prompt}, timeout=60))
+    if cancel_after is not None:  # once some of the answer was shown
+        for _ in range(400):
+            if any(u["update"]["sessionUpdate"] == "agent_message_chunk" for u in harness.process.updates[start:]):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(cancel_after)
+        await harness.process.notify("session/cancel", {"sessionId": session})
+    answer: dict[str, Any]
+    try:
+        answer = {"stopReason": (await request)["stopReason"]}
+    except RemoteError as exc:
+        answer = {"stopReason": "error", "error": {"code": exc.code, "message": exc.message, "data": exc.data}}
+    live = [u["update"] for u in harness.process.updates[start:] if u["sessionId"] == session]
+    return prompt, [u for u in live if u["sessionUpdate"] != "available_commands_update"], answer
+
+
+def _comparable(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for u in updates:
+        u = _strip_ids(u)
+        end = (u.get("_meta") or {}).get("sidecar", {}).get("turnEnd")
+        if end is not None:  # the marker's text is the client's to draw; its data is compared
+            u["content"] = {"type": "text", "text": ""}
+        out.append(u)
+    return out
+
+
+async def test_replay_equals_live(sidecar_env: dict[str, str], model_server: ScriptedModelServer,
+                                  workspace: Path, tmp_path: Path) -> None:
+    notes, hello = workspace / "notes.txt", workspace / "hello.py"
+    todos = [{"content": "Read", "status": "in_progress", "activeForm": "Reading"},
+             {"content": "Fix", "status": "pending", "activeForm": "Fixing"}]
+    model_server.add_turns([
+        # 1: text, Read, Glob, a plan, Edit, a rejected Bash, a plan update
+        {"content": [{"type": "text", "text": "Looking around."},
+                     {"type": "tool_use", "name": "Read", "input": {"file_path": str(notes)}},
+                     {"type": "tool_use", "name": "Glob", "input": {"pattern": "*.py", "path": str(workspace)}}]},
+        {"content": [{"type": "tool_use", "name": "TodoWrite", "input": {"todos": todos}}]},
+        {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(hello)}}]},
+        {"content": [{"type": "tool_use", "name": "Edit", "input": {
+            "file_path": str(hello), "old_string": "Hello", "new_string": "Hi"}}]},
+        {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "rm -rf build",
+                                                                     "description": "Clean"}}]},
+        {"content": [{"type": "tool_use", "name": "TodoWrite", "input": {"todos": [
+            dict(t, status="completed") for t in todos]}}]},
+        {"content": [{"type": "text", "text": "Done: greeting **changed**."}]},
+        # 2: a sub-agent with its own calls
+        {"content": [{"type": "tool_use", "name": "Task", "input": {
+            "description": "Find alpha", "prompt": "Look for alpha", "subagent_type": "Explore"}}]},
+        {"content": [{"type": "tool_use", "name": "Grep", "input": {"pattern": "alpha", "path": str(workspace)}}]},
+        {"content": [{"type": "text", "text": "alpha is in notes.txt"}]},
+        {"content": [{"type": "text", "text": "The agent found it."}]},
+        # 3: cancelled while streaming; 4: the next prompt is its own message
+        {"content": [{"type": "text", "text": "one two three four five six seven eight"}],
+         "text_chunk": 4, "chunk_delay": 0.3},
+        {"content": [{"type": "text", "text": "Deploys go through CI."}]},
+        # 5: the API fails on every attempt
+        *[{"fault": "http", "status": 500} for _ in range(3)],
+    ])
+    sidecar_env = {**sidecar_env, "SIDECAR_MAX_RETRIES": "2"}
+    live = await start_harness("acp", sidecar_env, model_server, tmp_path)
+    turns: list[Turn] = []
+    try:
+        session = (await live.process.request("session/new", {"cwd": str(workspace), "mcpServers": []}))["sessionId"]
+        policy = iter([reject_once])
+
+        async def permission(params: dict[str, Any]) -> dict[str, Any]:
+            if "rm -rf" in json.dumps(params["toolCall"]):
+                return await next(policy)(params)
+            kind = next(o for o in params["options"] if o["kind"] == "allow_once")
+            return {"outcome": {"outcome": "selected", "optionId": kind["optionId"]}}
+
+        live.permission_policy = permission
+        mention = {"type": "resource_link", "uri": notes.as_uri(), "name": "notes.txt"}
+        turns.append(await _turn(live, session, [{"type": "text", "text": "Tidy up\nplease"}, mention]))
+        turns.append(await _turn(live, session, [{"type": "text", "text": "Where is alpha?"}]))
+        turns.append(await _turn(live, session, [{"type": "text", "text": "Count slowly"}], cancel_after=0.2))
+        turns.append(await _turn(live, session, [{"type": "text", "text": "Ask about deploying"}]))
+        turns.append(await _turn(live, session, [{"type": "text", "text": "Once more"}]))
+    finally:
+        await live.process.close()
+
+    retries = [n["params"] for n in live.process.notifications if n["method"] == "_sidecar/model_retry"]
+    assert [(r["attempt"], r["maxAttempts"], r["status"], r["errorType"]) for r in retries] == [
+        (1, 3, 500, "api_error"), (2, 3, 500, "api_error")]
+    assert retries[0]["message"].startswith("The model API failed (HTTP 500 api_error")
+    assert "attempt 2 of 3" in retries[0]["message"] and retries[0]["sessionId"] == session
+    kinds = {u["sessionUpdate"] for _, updates, _ in turns for u in updates}
+    assert {"agent_message_chunk", "tool_call", "tool_call_update", "plan", "usage_update"} <= kinds
+    assert turns[2][2] == {"stopReason": "cancelled"} and "one" in json.dumps(turns[2][1])
+    assert turns[4][2]["stopReason"] == "error"
+    nested = [u for u in turns[1][1] if u["sessionUpdate"] == "tool_call"
+              and u["_meta"]["sidecar"].get("parentToolCallId")]
+    assert nested and nested[0]["title"].startswith("[Explore")
+
+    fresh = await start_harness("acp", sidecar_env, model_server, tmp_path)
+    try:
+        start = len(fresh.process.updates)
+        await fresh.process.request("session/load", {"sessionId": session, "cwd": str(workspace),
+                                                     "mcpServers": []})
+        replay = [u["update"] for u in fresh.process.updates[start:]
+                  if u["update"]["sessionUpdate"] != "available_commands_update"]
+    finally:
+        await fresh.process.close()
+
+    assert _comparable(replay) == _comparable(_expected(turns))
+    # Each prompt is one message of its own (a cancelled turn never swallows the next prompt).
+    users = [u for u in replay if u["sessionUpdate"] == "user_message_chunk"]
+    assert len({u["messageId"] for u in users}) == 5
+    assert users[1]["content"] == mention
+    # The error was said once, readably; the replay's marker carries it.
+    error = turns[4][2]["error"]
+    assert error["message"].startswith("The model API answered HTTP 500 (api_error)")
+    assert "after 3 attempts" in error["message"] and "{" not in error["message"]
+    assert error["data"]["status"] == 500 and error["data"]["errorType"] == "api_error"
+    assert not any(error["message"] in json.dumps(u) for u in turns[4][1])
+    assert replay[-1]["content"]["text"].strip() == error["message"]
+    stopped = [u for u in replay if (u.get("_meta") or {}).get("sidecar", {}).get("turnEnd", {}).get(
+        "stopReason") == "cancelled"]
+    assert stopped and "Stopped" in stopped[0]["content"]["text"]
+
+
+async def test_a_log_of_the_previous_release_still_loads(sidecar_env: dict[str, str],
+                                                         model_server: ScriptedModelServer,
+                                                         workspace: Path, tmp_path: Path) -> None:
+    """A log written by 0.1 (messages only, a cancelled prompt followed by one with a mention) replays
+    one message per prompt and the mention as the resource link the client sent."""
+    sessions = tmp_path / "xdg-data" / "sidecar" / "sessions"
+    sessions.mkdir(parents=True)
+    log = (FIXTURES / "sess_0a1b2c3d4e5f6a7b.jsonl").read_text().replace("/WORKSPACE", str(workspace))
+    (sessions / "sess_0a1b2c3d4e5f6a7b.jsonl").write_text(log)
+    harness = await start_harness("acp", sidecar_env, model_server, tmp_path)
+    try:
+        await harness.process.request("session/load", {"sessionId": "sess_0a1b2c3d4e5f6a7b",
+                                                       "cwd": str(workspace), "mcpServers": []})
+        replay = harness.process.updates_for("sess_0a1b2c3d4e5f6a7b")
+    finally:
+        await harness.process.close()
+    users = [u for u in replay if u["sessionUpdate"] == "user_message_chunk"]
+    assert [u["content"] for u in users] == [
+        {"type": "text", "text": "Count slowly"},
+        {"type": "text", "text": "What is in the notes?"},
+        {"type": "resource_link", "uri": (workspace / "notes.txt").as_uri(), "name": "notes.txt"}]
+    assert users[0]["messageId"] != users[1]["messageId"] == users[2]["messageId"]
+    assert harness.text("sess_0a1b2c3d4e5f6a7b") == "one two three four five six"
+
+
+async def test_no_network_is_known_within_seconds(sidecar_env: dict[str, str], model_server: ScriptedModelServer,
+                                                  workspace: Path, tmp_path: Path) -> None:
+    """An endpoint nobody answers: the first retry notice names it at once; the final error says what to check."""
+    import contextlib
+    import socket
+    import time
+
+    from rich.console import Console
+
+    from sidecar.client.render import UpdateRenderer
+
+    with socket.socket() as s:  # a loopback port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**sidecar_env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "SIDECAR_MAX_RETRIES": "2"}
+    harness = await start_harness("acp", env, model_server, tmp_path)
+    console = Console(record=True, width=200)
+    renderer = UpdateRenderer(console)
+    seen: list[float] = []
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        if method == "_sidecar/model_retry":
+            seen.append(time.monotonic())
+            renderer.retry(params)
+
+    harness.process.on_notification = on_notification
+    try:
+        session = await harness.new_session(workspace)
+        with contextlib.suppress(RemoteError):  # the first prompt also imports the SDK (seconds on a busy machine)
+            await harness.prompt(session, "warm up")
+        seen.clear()
+        started = time.monotonic()
+        try:
+            await harness.prompt(session, "hello")
+            raise AssertionError("the prompt should fail")
+        except RemoteError as exc:
+            message, data = exc.message, exc.data
+    finally:
+        await harness.process.close()
+    assert seen and seen[0] - started < 5
+    assert f"The model API at http://127.0.0.1:{port} is unreachable" in message
+    assert "after 3 attempts" in message and "Check the network" in message
+    assert data["errorType"] == "connection_error" and data["retryable"] is True and "status" not in data
+    printed = console.export_text()
+    assert "↻ The model API failed (connection error" in printed and "attempt 2 of 3" in printed
