@@ -84,7 +84,9 @@ async def test_every_error_path_has_its_code(sidecar_env: dict[str, str], model_
         model_server.add_turns([{"fault": "http", "status": 400, "message": "bad request from test"}])
         got, data = await _code(process, "session/prompt",
                                 {"sessionId": ctx["session"], "prompt": [{"type": "text", "text": "hi"}]})
-        assert (got, data) == (-32050, {"kind": "model_unavailable", "retryable": False, "status": 400})
+        assert (got, data) == (-32050, {"kind": "model_unavailable", "retryable": False, "status": 400,
+                                        "errorType": "invalid_request_error",
+                                        "providerMessage": "bad request from test", "attempts": 1})
 
         # A prompt while one runs: -32050 prompt_running; $/cancel_request then ends the first one
         # with stopReason "cancelled".
