@@ -12,6 +12,7 @@ import bisect
 import io
 import json
 import os
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,18 @@ def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int) -> ToolOutp
         metadata={"unchanged": True, "range": [start, end]})
 
 
+def _numbered(first: int, lines: list[str]) -> str | None:
+    """``lines`` numbered from ``first`` as ``_format_line`` would, in one C-level formatting pass (the
+    per-line f-string cost ~0.6 µs a line, most of a 2,000-line Read); None when a line holds a CR or is
+    too long, which ``_format_line`` must handle."""
+    if not lines:
+        return ""
+    if max(map(len, lines)) > MAX_LINE_CHARS or "\r" in "".join(lines):
+        return None
+    return ("%6d\t%s\n" * len(lines)
+            % tuple(chain.from_iterable(zip(range(first, first + len(lines)), lines, strict=True))))[:-1]
+
+
 def _format_line(n: int, line: str) -> str:
     if line.endswith("\r"):
         line = line[:-1]
@@ -195,7 +208,9 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
                                f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
     chosen = lines[start - 1:start - 1 + limit]
     end = start + len(chosen) - 1
-    body = "\n".join(_format_line(start + i, line) for i, line in enumerate(chosen))
+    body = _numbered(start, chosen)
+    if body is None:
+        body = "\n".join(_format_line(start + i, line) for i, line in enumerate(chosen))
     notes = []
     if enc.name != "utf-8" or enc.bom:
         notes.append(f"(Encoding: {enc.describe()}.)")
@@ -286,10 +301,12 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     texts = picked.decode("utf-8", errors="replace").split("\n")  # one decode for the whole range
     if len(texts) != len(lines):  # a cut multi-byte char cannot add "\n"; be safe anyway
         texts = [raw.decode("utf-8", errors="replace") for raw in lines]
-    if b"\r" in picked or any(len(raw) > MAX_LINE_CHARS for raw in lines):
-        out = [_format_cut(first + i, text, len(raw)) for i, (text, raw) in enumerate(zip(texts, lines, strict=True))]
-    else:
-        out = [f"{first + i:>6}\t{text}" for i, text in enumerate(texts)]
+    body = None
+    if b"\r" not in picked and max(map(len, lines), default=0) <= MAX_LINE_CHARS:
+        body = _numbered(first, texts)
+    if body is None:
+        body = "\n".join(_format_cut(first + i, text, len(raw))
+                         for i, (text, raw) in enumerate(zip(texts, lines, strict=True)))
     last = first + len(lines) - 1
     note = (f"\n\n(Large file: {st.st_size} bytes. Showing its lines {first} to {last}, counted from the end "
             "(-1 is the last line): numbering them from the start would mean reading the whole file. Read "
@@ -297,7 +314,7 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     if len(everything) < count and not whole:
         note += (f"\n(Only the last {len(everything)} lines fit the {TAIL_MAX_BYTES // (1 << 20)} MiB a read from "
                  "the end holds; use a positive offset to read further back.)")
-    return ToolOutput(blocks=[TextBlock("\n".join(out) + note)], bound_output=False,
+    return ToolOutput(blocks=[TextBlock(body + note)], bound_output=False,
                       metadata={"range": [first, last], "from_end": True, "streamed": True})
 
 
