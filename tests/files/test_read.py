@@ -42,6 +42,19 @@ async def test_long_lines_cut_and_default_limit(agent: Agent, ws: Path) -> None:
     assert out.metadata["truncated"] is True
 
 
+async def test_a_stray_carriage_return_and_wide_numbers_are_shown_as_cat_n(agent: Agent, ws: Path) -> None:
+    # Mixed endings (not a CRLF file): the CR ending line 2 is dropped from the display, the one inside
+    # line 3 is kept; numbers wider than six digits push the tab right, as cat -n does.
+    f = ws / "mixed.txt"
+    f.write_bytes(b"one\ntwo\r\nthr\ree\nfour\n")
+    text, err, _ = await agent.call("Read", file_path=str(f))
+    assert not err and text == "     1\tone\n     2\ttwo\n     3\tthr\ree\n     4\tfour"
+    many = ws / "many.txt"
+    many.write_text("".join(f"v{i}\n" for i in range(1_000_002)))
+    text, err, _ = await agent.call("Read", file_path=str(many), offset=999_999, limit=3)
+    assert not err and text.startswith("999999\tv999998\n1000000\tv999999\n1000001\tv1000000\n\n(Showing lines")
+
+
 async def test_empty_relative_missing_dir(agent: Agent, ws: Path) -> None:
     (ws / "empty.txt").write_bytes(b"")
     text, err, _ = await agent.call("Read", file_path=str(ws / "empty.txt"))
