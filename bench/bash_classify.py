@@ -1,6 +1,13 @@
 """Classification throughput: parse + classify 10,000 shell commands, as `sidecar check-command -` does.
 
     .venv/bin/python bench/bash_classify.py [--n 10000]
+    .venv/bin/python bench/bash_classify.py --long      # issue 15: long commands, event-loop latency
+
+``--long``: one command of 8, 16, 32, 64 KiB (the cap, ``classify.MAX_CLASSIFIED_CHARS``) and of 1 MiB is
+classified; the time per KiB shows it is linear, and the 1 MiB command (over the cap) asks at once. Then,
+as the Bash tool does (``classify_off_loop``: a worker process), the cap-sized command is classified while another
+"session" pings the event loop every 10 ms: the worst delay of a ping is printed (must stay < 50 ms).
+Numbers, not a timed test.
 
 The commands are varied (pipelines, &&-chains, sh -c, find -exec, heredocs, redirections, git/npm/sed/
 awk with flags) and made unique so no cache helps. Prints commands/s for ``classify.analyze`` alone and
@@ -45,7 +52,74 @@ TEMPLATES = [
 ]
 
 
+UNIT = "git log --oneline -5 | grep -n foo && cat 'a b' \"$x\" | sort -k2 > /dev/null; "
+
+
+def long_command(size: int) -> str:
+    return (UNIT * (size // len(UNIT) + 1))[:size].rsplit(";", 1)[0] + ";"
+
+
+def bench_long() -> None:
+    import asyncio
+
+    from sidecar.shell.classify import MAX_CLASSIFIED_CHARS, Where, analyze
+    from sidecar.tools.bash.bash import classify_off_loop
+
+    where = Where(Path("/work/project"))
+    analyze("ls", where)  # bashlex import, once
+    print("size        time      per KiB    read-only  parts")
+    for size in (8 * 1024, 16 * 1024, 32 * 1024, 64 * 1024, 1024 * 1024):
+        command = long_command(size)
+        started = time.perf_counter()
+        a = analyze(command, where)
+        took = time.perf_counter() - started
+        print(f"{size // 1024:>5} KiB  {took:8.3f} s  {took * 1000 / (size / 1024):7.2f} ms  {a.read_only!s:>9}  "
+              f"{len(a.subcommands):>5}  {a.subcommands[0].reason if not a.read_only else ''}")
+
+    async def latency() -> tuple[float, float, int]:
+        command = long_command(MAX_CLASSIFIED_CHARS)
+        worst = 0.0
+        pings = 0
+        done = asyncio.Event()
+
+        async def other_session() -> None:
+            nonlocal worst, pings
+            while not done.is_set():
+                asked = time.perf_counter()
+                await asyncio.sleep(0.01)
+                worst = max(worst, time.perf_counter() - asked - 0.01)
+                pings += 1
+
+        await classify_off_loop(long_command(8 * 1024), where)  # start the worker process first
+        pinger = asyncio.create_task(other_session())
+        started = time.perf_counter()
+        await classify_off_loop(command, where)
+        took = time.perf_counter() - started
+        done.set()
+        await pinger
+        return took, worst, pings
+
+    async def baseline(seconds: float) -> float:
+        worst, end = 0.0, time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            asked = time.perf_counter()
+            await asyncio.sleep(0.01)
+            worst = max(worst, time.perf_counter() - asked - 0.01)
+        return worst
+
+    took, worst, pings = asyncio.run(latency())
+    idle = asyncio.run(baseline(took))
+    print(f"baseline: the same pings for {took:.1f} s with nothing classified: worst extra delay {idle * 1000:.1f} ms "
+          "(the machine's own noise)")
+    print(f"off the loop: {MAX_CLASSIFIED_CHARS // 1024} KiB classified in {took:.2f} s in the worker process; "
+          f"{pings} pings of another session meanwhile, worst extra delay {worst * 1000:.1f} ms "
+          f"({'within' if worst < 0.05 else 'OVER'} 50 ms)")
+
+
 def main() -> None:
+    if "--long" in sys.argv:
+        bench_long()
+        return
     from sidecar.permissions.rules import parse_rule
     from sidecar.shell.classify import Where, analyze
     from sidecar.tools.bash.check_command import decide

@@ -310,3 +310,29 @@ def test_question_title_is_short_and_content_has_every_line() -> None:
     content = question_content(command, "Print a greeting")
     assert content[0]["content"]["text"] == f"```sh\n{command}\n```"
     assert content[1]["content"]["text"] == "The model says: Print a greeting"
+
+
+async def test_long_commands_are_classified_in_a_worker_process_with_the_same_answer() -> None:
+    import asyncio
+    import time
+
+    from sidecar.tools.bash.bash import OFF_PROCESS_CHARS, classify_off_loop
+
+    command = "git log -1 | grep -n x; " * (OFF_PROCESS_CHARS // 20) + "sort --co=pwned f"
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    a = await classify_off_loop(command, WHERE)
+    took = time.perf_counter() - started
+    task.cancel()
+    b = analyze(command, WHERE)
+    assert (a.read_only, [s.text for s in a.subcommands]) == (b.read_only, [s.text for s in b.subcommands])
+    assert not a.read_only and a.subcommands[-1].text == "sort --co=pwned f"
+    assert ticks >= took / 0.01 / 4, (ticks, took)  # the loop kept running meanwhile

@@ -10,6 +10,10 @@ duration and kill status, streamed to the editor while it runs.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,6 +29,38 @@ from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext
 
 CONCURRENCY_CHECK_CHARS = 2048
+# Commands longer than this are classified in a worker process, shorter ones in a thread.
+OFF_PROCESS_CHARS = 4096
+_pool: ProcessPoolExecutor | None = None
+
+
+def _lower_priority() -> None:
+    """The worker yields the CPU to the sidecar's event loop (nice 10) on a busy machine."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+
+
+async def classify_off_loop(command: str, where: Where) -> Analysis:
+    """``analyze`` without holding up the event loop (other sessions, ``session/cancel``).
+
+    Classification is CPU work (bashlex: ~0.05-0.1 s per KiB on the shared box). A thread is enough for
+    short commands; for long ones a thread still starves the loop of the GIL (measured: 66-200 ms
+    pauses during a 64 KiB command at load 11), so they go to one spawned worker process at nice 10,
+    started on first use (bench/bash_classify.py --long)."""
+    if len(command) <= OFF_PROCESS_CHARS:
+        return await asyncio.to_thread(analyze, command, where)
+    global _pool
+    if _pool is None:
+        _pool = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+        )
+    try:
+        return await asyncio.get_running_loop().run_in_executor(_pool, analyze, command, where)
+    except BrokenProcessPool:
+        _pool = None
+        return await asyncio.to_thread(analyze, command, where)
 
 
 class BashInput(ToolInput):
@@ -156,9 +192,8 @@ class Bash(Tool[BashInput]):
         return analyze(inp.command, Where(shells.cwd, ctx.roots))
 
     async def _analysis_off_loop(self, inp: BashInput, ctx: ToolContext) -> Analysis:
-        """Classification is CPU work (bashlex, ~0.1 s per KB on this box): a worker thread keeps the
-        event loop answering other sessions, ``session/cancel`` included (bench/bash_classify.py)."""
-        return await asyncio.to_thread(self._analysis, inp, ctx)
+        shells = shells_of(ctx.session)
+        return await classify_off_loop(inp.command, Where(shells.cwd, ctx.roots))
 
     def is_read_only(self, inp: BashInput) -> bool:
         return self._analysis(inp, None).read_only
