@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, python, repoRoot, runCommand } from './harness.mjs';
+import { Harness, chatFrame, pickQuickInput, python, repoRoot, runCommand } from './harness.mjs';
 
 const h = new Harness();
 const ws = h.workspace;
@@ -383,13 +383,13 @@ step('a new session starts empty; resuming the earlier one replays its conversat
 
 // Last: it changes the layout.
 step('dark theme and a narrow side bar', async () => {
-  // The theme through the user settings file (code-server applies a change to it at once).
-  const settingsFile = path.join(h.root, 'user-data', 'User', 'settings.json');
-  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
-  fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'workbench.colorTheme': 'Default Dark Modern' }, null, 2));
-  // (not verified to switch in code-server 4.100 yet: the screenshots show which theme was applied)
-  await page.locator('.monaco-workbench.vs-dark').waitFor({ state: 'attached', timeout: 10000 }).catch(() => undefined);
-  await sleep(1000);
+  // The theme through the command palette, as a user would; the row is clicked by its exact label.
+  await runCommand(page, 'Preferences: Color Theme');
+  await pickQuickInput(page, 'Dark Modern', 'Dark Modern');
+  await page.locator('.monaco-workbench.vs-dark').waitFor({ state: 'attached', timeout: 15000 });
+  await chat.locator('body.vscode-dark').waitFor({ state: 'attached', timeout: 15000 });
+  // The editors closed so the screenshots show the panel next to an empty editor area.
+  await runCommand(page, 'View: Close All Editors');
   const sidebar = page.locator('.part.sidebar');
   const box = await sidebar.boundingBox();
   const x = box.x + box.width;
@@ -398,8 +398,9 @@ step('dark theme and a narrow side bar', async () => {
   await page.mouse.move(box.x + 170, box.y + box.height / 2, { steps: 10 });
   await page.mouse.up();
   await sleep(500);
-  const seq = chat.locator('.tool-card[data-tool-call-id="toolu_bash1"]');
-  await seq.scrollIntoViewIfNeeded();
+  const approved = chat.locator('.tool-card[data-tool-call-id="toolu_bash1"]');
+  await approved.locator('> summary').click();
+  await approved.scrollIntoViewIfNeeded();
   await h.screenshot('dark-narrow-approval-card');
   await chat.locator('.tool-card[data-tool-call-id="toolu_edit_p"]').scrollIntoViewIfNeeded();
   await h.screenshot('dark-narrow-edit');

@@ -208,15 +208,29 @@ export class Harness {
 
 // ------------------------------------------------------------------ workbench helpers
 
-/** Runs a command from the command palette by its label. */
-export async function runCommand(page, label) {
-  await page.keyboard.press('F1');
+/**
+ * Types `text` into the open quick input and clicks the row whose label is exactly `label`. Enter would take
+ * the best fuzzy match, which is not always the row asked for ("Preferences: Color Theme" ranks "Browse Color
+ * Themes in Marketplace" first, and that one goes to the network).
+ */
+export async function pickQuickInput(page, text, label) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible' });
-  await input.fill(`>${label}`);
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  await input.fill(text);
+  const exact = new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const row = page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: exact }) })
+    .first();
   await row.waitFor({ state: 'visible', timeout: 15000 });
-  await input.press('Enter');
+  await row.click();
+  await page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first().waitFor({ state: 'hidden', timeout: 15000 }).catch(() => undefined);
+}
+
+/** Runs a command from the command palette by its exact label. */
+export async function runCommand(page, label) {
+  await page.keyboard.press('F1');
+  await pickQuickInput(page, `>${label}`, label);
 }
 
 /** The chat webview's inner frame (VS Code nests the extension's document in iframe#active-frame). */
