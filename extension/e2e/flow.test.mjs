@@ -1,6 +1,7 @@
 // End-to-end in a real VS Code (code-server 4.100.3) in headless Chromium, the extension installed from
 // its .vsix, the real sidecar on the scripted model. One user's session, step by step; each step leaves
 // a screenshot in artifacts/e2e/. Run with `npm run test:e2e` from the repository root.
+/* global atob, ClipboardEvent, DataTransfer, File -- used inside page.evaluate, in the browser */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,6 +19,9 @@ const expected = original.replace('line 2\n', 'line 2 (changed by hunk one)\n');
 const marker = path.join(ws, 'approved.txt');
 const pricing = path.join(ws, 'pricing.py');
 const pricingText = 'def price(amount, discount):\n    # apply the discount\n    return amount - discount\n\n\ndef discount_for(user):\n    return 0\n';
+const created = path.join(ws, 'created.txt');
+// A 2x2 red PNG, as a screenshot tool would put it on the clipboard.
+const pixelPng = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==';
 const longStream = 'Reading slowly:\n\n' + Array.from({ length: 120 }, (_, i) => `- point ${i + 1}`).join('\n');
 
 // The model's side of the conversation, one entry per Messages API request.
@@ -92,9 +96,33 @@ const turns = [
     ],
   },
   // 9. a slow stream the user scrolls up in
-  { content: [{ type: 'text', text: longStream }], text_chunk: 40, chunk_delay: 0.12 },
+  { content: [{ type: 'text', text: longStream }], text_chunk: 20, chunk_delay: 0.15 },
   // 10. a slow answer that ends while the panel is hidden
   { content: [{ type: 'text', text: 'Working in the background… ' + 'done.'.repeat(1) }], text_chunk: 3, chunk_delay: 0.3 },
+  // 11. checkpoints: two turns that edit, then Restore code on the first; Edit & resend on the second
+  { content: [{ type: 'tool_use', id: 'toolu_cp_read', name: 'Read', input: { file_path: notes } }] },
+  { content: [{ type: 'tool_use', id: 'toolu_cp_edit1', name: 'Edit', input: { file_path: notes, old_string: 'line 1\n', new_string: 'line 1 (first edit)\n' } }] },
+  { content: [{ type: 'text', text: 'First edit done.' }] },
+  {
+    content: [
+      { type: 'tool_use', id: 'toolu_cp_edit2', name: 'Edit', input: { file_path: notes, old_string: 'line 3\n', new_string: 'line 3 (second edit)\n' } },
+      { type: 'tool_use', id: 'toolu_cp_write', name: 'Write', input: { file_path: created, content: 'made by the second turn\n' } },
+    ],
+  },
+  { content: [{ type: 'text', text: 'Second edit done.' }] },
+  { content: [{ type: 'text', text: 'Goodbye instead.' }] },
+  // 12. a pasted image
+  { content: [{ type: 'text', text: 'A single pixel.' }] },
+  // 13. a question while the panel is hidden
+  {
+    content: [
+      { type: 'text', text: 'Let me ask you something. ' },
+      { type: 'tool_use', id: 'toolu_ask_away', name: 'AskUserQuestion', input: { questions: [{ question: 'Ship it today?', header: 'Ship', multiSelect: false, options: [{ label: 'Today', description: '' }, { label: 'Tomorrow', description: '' }] }] } },
+    ],
+    text_chunk: 3,
+    chunk_delay: 0.25,
+  },
+  { content: [{ type: 'text', text: 'Tomorrow then.' }], text_chunk: 3, chunk_delay: 0.2 },
 ];
 
 let page;
@@ -270,6 +298,11 @@ step('a command rejected with a note shows as the user decision, with the note',
   await card.locator('.decision', { hasText: 'keep the build folder' }).waitFor({ timeout: 10000 });
   assert.equal(await card.getAttribute('data-decision'), 'rejected');
   assert.equal(await card.locator('.tool-status').textContent(), 'rejected by you');
+  // the note reached the model: the next request's tool_result for that call carries it
+  const req = await h.modelRequest((b) => JSON.stringify(b.messages).includes('toolu_bash_rm') && JSON.stringify(b.messages).includes('keep the build folder'));
+  const result = req.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((c) => c.type === 'tool_result' && c.tool_use_id === 'toolu_bash_rm');
+  assert.ok(result, 'the rejected call has its tool_result');
+  assert.match(JSON.stringify(result.content), /keep the build folder/);
   await page.locator('.notification-toast .codicon-notifications-clear').first().click().catch(() => undefined);
   await h.screenshot('rejected-with-note');
 });
@@ -365,6 +398,109 @@ step('@ completes workspace files inline; / lists the commands', async () => {
   await h.screenshot('slash-menu');
   await box.press('Escape');
   await box.fill('');
+});
+
+/** Sends a prompt and waits for its turn to end (counted from the markers present before it). */
+async function sendAndWait(text, timeout = 90000) {
+  const n = await turnsFinished();
+  await sendPrompt(text);
+  return waitTurnEnd(n + 1, timeout);
+}
+
+step('Restore code after two edits brings the files back, byte for byte', async () => {
+  const before = fs.readFileSync(notes);
+  assert.ok(!fs.existsSync(created));
+  await chat.locator('#mode').selectOption('acceptEdits');
+  assert.equal(await sendAndWait('Make the first edit'), 'end_turn');
+  assert.equal(await sendAndWait('Make the second edit'), 'end_turn');
+  await chat.locator('#mode').selectOption('default');
+  assert.match(fs.readFileSync(notes, 'utf8'), /line 1 \(first edit\)\n[^]*line 3 \(second edit\)\n/);
+  assert.equal(fs.readFileSync(created, 'utf8'), 'made by the second turn\n');
+  const first = chat.locator('.msg.user', { hasText: 'Make the first edit' });
+  await first.locator('.msg-actions').waitFor({ state: 'attached', timeout: 10000 });
+  await first.hover();
+  await first.scrollIntoViewIfNeeded();
+  await h.screenshot('checkpoint-actions');
+  await first.locator('button[data-action="code"]').click();
+  await chat.locator('.notice', { hasText: 'Restored' }).last().waitFor({ timeout: 15000 });
+  const notice = await chat.locator('.notice').last().textContent();
+  assert.match(notice, /notes\.txt/);
+  assert.match(notice, /created\.txt/);
+  assert.deepEqual(fs.readFileSync(notes), before, 'notes.txt has its bytes from before the first edit');
+  assert.ok(!fs.existsSync(created), 'the file the second turn created is gone');
+  // code only: the conversation stays
+  await chat.locator('.msg.agent', { hasText: 'Second edit done.' }).waitFor({ state: 'attached', timeout: 5000 });
+  await h.screenshot('checkpoint-code-restored');
+});
+
+step('Edit & resend replaces the turn', async () => {
+  const second = chat.locator('.msg.user', { hasText: 'Make the second edit' });
+  await second.hover();
+  await second.locator('button[data-action="edit"]').click();
+  const box = second.locator('.edit-box');
+  assert.equal(await box.inputValue(), 'Make the second edit');
+  await box.fill('Say goodbye instead');
+  await h.screenshot('edit-and-resend');
+  await second.locator('.edit-send').click();
+  await chat.locator('.msg.agent', { hasText: 'Goodbye instead.' }).waitFor({ timeout: 60000 });
+  await chat.locator('body[data-busy="false"]').waitFor({ state: 'attached', timeout: 30000 });
+  // the old turn left the transcript; the edited message took its place after the first turn
+  assert.equal(await chat.locator('.msg.user', { hasText: 'Make the second edit' }).count(), 0);
+  assert.equal(await chat.locator('.msg.agent', { hasText: 'Second edit done.' }).count(), 0);
+  await chat.locator('.msg.user', { hasText: 'Say goodbye instead' }).waitFor({ state: 'attached' });
+  assert.equal(await chat.locator('.msg.agent', { hasText: 'First edit done.' }).count(), 1);
+  // and the model's view of the conversation: the replaced turn is gone from its request
+  const req = await h.modelRequest((b) => JSON.stringify(b.messages).includes('Say goodbye instead'));
+  const sent = JSON.stringify(req.messages);
+  assert.ok(sent.includes('Say goodbye instead'));
+  assert.ok(sent.includes('Make the first edit'));
+  assert.ok(!sent.includes('Make the second edit'), 'the replaced message is not in the request');
+  assert.ok(!sent.includes('toolu_cp_edit2'), 'nor its tool calls');
+  await h.screenshot('edit-and-resend-done');
+});
+
+step('a pasted image reaches the model request as an image block', async () => {
+  const box = chat.locator('#prompt');
+  await box.fill('What is in this image?');
+  await box.evaluate((el, b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], 'pixel.png', { type: 'image/png' }));
+    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+  }, pixelPng);
+  await chat.locator('#context .chip', { hasText: 'image 1' }).waitFor({ timeout: 10000 });
+  await h.screenshot('image-pasted');
+  const n = await turnsFinished();
+  await chat.locator('#send').click();
+  assert.equal(await waitTurnEnd(n + 1), 'end_turn');
+  await chat.locator('.msg.user img.thumb').last().waitFor({ state: 'attached' });
+  const req = await h.modelRequest((b) => JSON.stringify(b.messages).includes('What is in this image?'));
+  const last = req.messages.at(-1);
+  const image = last.content.find((c) => c.type === 'image');
+  assert.ok(image, `the request carries an image block: ${JSON.stringify(last.content).slice(0, 300)}`);
+  assert.equal(image.source.type, 'base64');
+  assert.equal(image.source.media_type, 'image/png');
+  assert.equal(image.source.data, pixelPng);
+});
+
+step('a hidden panel gets "waiting" for a question, then "turn finished"', async () => {
+  const n = await turnsFinished();
+  await sendPrompt('Ask me while I am away');
+  await page.locator('.activitybar .action-item a[aria-label^="Explorer"]').first().click();
+  const waiting = page.locator('.notification-toast', { hasText: 'The agent has a question for you' });
+  await waiting.waitFor({ state: 'visible', timeout: 60000 });
+  await waiting.locator('.monaco-button', { hasText: 'Show' }).waitFor({ state: 'visible' });
+  await h.screenshot('hidden-panel-waiting');
+  const widget = page.locator('.quick-input-widget');
+  await widget.locator('.quick-input-title', { hasText: 'Ship' }).waitFor({ state: 'visible', timeout: 30000 });
+  await widget.locator('.monaco-list-row', { hasText: 'Tomorrow' }).click();
+  const finished = page.locator('.notification-toast', { hasText: 'the agent finished its turn' });
+  await finished.last().waitFor({ state: 'visible', timeout: 60000 });
+  await h.screenshot('hidden-panel-question-finished');
+  await finished.last().locator('.monaco-button', { hasText: 'Show' }).click();
+  assert.equal(await waitTurnEnd(n + 1), 'end_turn');
+  await chat.locator('.msg.agent', { hasText: 'Tomorrow then.' }).waitFor({ timeout: 10000 });
+  for (const t of await page.locator('.notification-toast .codicon-notifications-clear').all()) await t.click().catch(() => undefined);
 });
 
 step('a new session starts empty; resuming the earlier one replays its conversation', async () => {

@@ -95,7 +95,8 @@ export class Harness {
   async startModel(turns) {
     const script = path.join(this.root, 'turns.json');
     fs.writeFileSync(script, JSON.stringify(turns, null, 2));
-    const child = spawnLogged('model', python, ['-m', 'sidecar.testing.scripted_server', '--script', script, '--log'], {
+    this.requestsFile = path.join(this.root, 'requests.jsonl');
+    const child = spawnLogged('model', python, ['-m', 'sidecar.testing.scripted_server', '--script', script, '--log', '--record', this.requestsFile], {
       cwd: repoRoot,
       logDir: this.logDir,
       pipeStdout: true,
@@ -117,6 +118,29 @@ export class Harness {
     child.stdout.resume();
     this.modelUrl = url;
     return url;
+  }
+
+  /** The Messages API requests the scripted model received so far (bodies, in arrival order). */
+  modelRequests() {
+    if (!fs.existsSync(this.requestsFile)) return [];
+    return fs
+      .readFileSync(this.requestsFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.path === '/v1/messages')
+      .map((r) => r.body);
+  }
+
+  /** Waits until a recorded request satisfies `pred`; returns it. */
+  async modelRequest(pred, timeoutMs = 15000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = this.modelRequests().find(pred);
+      if (hit) return hit;
+      if (Date.now() > deadline) throw new Error('no recorded model request matched');
+      await sleep(200);
+    }
   }
 
   /** User settings, the .vsix installed offline, code-server serving on loopback. */

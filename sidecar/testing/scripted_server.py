@@ -708,6 +708,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--log", action="store_true", help="print one line per request to stderr")
+    parser.add_argument("--record", metavar="FILE",
+                        help="append each request as a JSON line {path, body} to FILE (for tests outside Python)")
     parser.add_argument("--lenient", action="store_true", help="accept requests the real API would reject")
     parser.add_argument("--relax", action="append", default=[], choices=RULES, help="leave one rule unchecked")
     args = parser.parse_args(argv)
@@ -720,15 +722,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         while True:
             time.sleep(0.2)
-            if args.log:
-                reqs = server.requests
-                for req in reqs[seen:]:
+            reqs = server.requests
+            for req in reqs[seen:]:
+                if args.log:
                     print(
                         f"{req.path} model={req.body.get('model')} stream={req.body.get('stream')}",
                         file=sys.stderr,
                         flush=True,
                     )
-                seen = len(reqs)
+                if args.record:
+                    with open(args.record, "a", encoding="utf-8") as out:
+                        out.write(json.dumps({"path": req.path, "body": req.body}) + "\n")
+            seen = len(reqs)
     except KeyboardInterrupt:
         pass
     finally:

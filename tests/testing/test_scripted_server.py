@@ -405,6 +405,35 @@ def test_cli_prints_base_url_and_serves_the_script(tmp_path: Path) -> None:
         proc.wait(timeout=10)
 
 
+def test_cli_records_each_request_body_as_a_json_line(tmp_path: Path) -> None:
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([{"content": [text("recorded")]}]), encoding="utf-8")
+    record = tmp_path / "requests.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sidecar.testing.scripted_server", "--script", str(script), "--record", str(record)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        base_url = proc.stdout.readline().strip()
+        sdk = anthropic.Anthropic(api_key="test-key", base_url=base_url, max_retries=0)
+        sdk.messages.create(model=MODEL, max_tokens=10, messages=HELLO)
+        deadline = time.monotonic() + 10
+        while not (record.exists() and record.read_text(encoding="utf-8").endswith("\n")):
+            assert time.monotonic() < deadline, "the request was not recorded"
+            time.sleep(0.05)
+        lines = record.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 1
+        entry = json.loads(lines[0])
+        assert entry["path"] == "/v1/messages"
+        assert entry["body"]["messages"] == HELLO
+        assert entry["body"]["model"] == MODEL
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def test_client_closing_mid_stream_is_quiet_and_server_keeps_serving(server: ScriptedModelServer) -> None:
     server.add_turns(
         [

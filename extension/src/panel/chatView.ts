@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatApprovals } from '../handlers/permission';
 import type { ModeId, PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
-import type { ContextItem, Sessions, ToView, View } from './sessions';
+import type { ContextItem, RewindResult, Sessions, ToView, View } from './sessions';
 
 export type FromView =
   | { type: 'ready' }
@@ -25,7 +25,7 @@ export type FromView =
   | { type: 'copy'; text: string }
   | { type: 'findFiles'; query: string; requestId: number }
   | { type: 'rewind'; messageId: string; files: boolean; conversation: boolean }
-  | { type: 'editResend'; messageId: string; text: string };
+  | { type: 'editResend'; messageId: string; text: string; context?: ContextItem[] };
 
 /** What the chat view needs from the editor side (implemented in ctx.ts). */
 export interface ChatCommands {
@@ -178,14 +178,12 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
         }
         case 'rewind': {
           const r = await s?.rewind(m.messageId, m.files, m.conversation);
-          if (r) this.reportRewind(r);
+          if (r) this.reportConflicts(r);
           break;
         }
         case 'editResend': {
-          if (!s) break;
-          const r = await s.rewind(m.messageId, true, true);
-          this.reportRewind(r);
-          await s.prompt(m.text, []);
+          const r = await s?.editResend(m.messageId, m.text, m.context ?? []);
+          if (r) this.reportConflicts(r);
           break;
         }
         case 'openLocation': {
@@ -200,14 +198,11 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     }
   }
 
-  private reportRewind(r: { restored: string[]; conflicts: { path: string; reason: string }[] }): void {
-    const rel = (p: string): string => vscode.workspace.asRelativePath(p, false);
-    if (r.conflicts.length) {
-      const list = r.conflicts.map((c) => `${rel(c.path)} (${c.reason})`).join('; ');
-      void vscode.window.showWarningMessage(`Sidecar: restored ${r.restored.length} file(s); not restored: ${list}`);
-    } else if (r.restored.length) {
-      void vscode.window.showInformationMessage(`Sidecar: restored ${r.restored.map(rel).join(', ')}`);
-    }
+  /** The chat shows every rewind's outcome; files left alone are also a warning, so they are not missed. */
+  private reportConflicts(r: RewindResult): void {
+    if (!r.conflicts.length) return;
+    const list = r.conflicts.map((c) => `${vscode.workspace.asRelativePath(c.path, false)} (${c.reason})`).join('; ');
+    void vscode.window.showWarningMessage(`Sidecar: not restored: ${list}`);
   }
 
   private html(webview: vscode.Webview): string {

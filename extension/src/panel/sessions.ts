@@ -55,6 +55,8 @@ export type ToView =
   | { type: 'fileResults'; requestId: number; items: { path: string; isFolder: boolean; uri?: string }[] }
   | { type: 'turnEnd'; stopReason: StopReason | 'error' }
   | { type: 'addContext'; item: ContextItem }
+  | { type: 'truncate'; messageId: string }
+  | { type: 'notice'; text: string; level: 'info' | 'warning' }
   | { type: 'error'; message: string };
 
 export interface View {
@@ -80,6 +82,26 @@ export function promptBlocks(text: string, context: ContextItem[]): ContentBlock
     }
   }
   return blocks;
+}
+
+export interface RewindResult {
+  restored: string[];
+  conflicts: { path: string; reason: string }[];
+}
+
+/**
+ * What the user is told after a rewind: the files put back, and each one left alone with the reason (a
+ * file changed since the agent wrote it is never overwritten). Null when there is nothing to say.
+ */
+export function rewindReport(r: RewindResult, files: boolean, rel: (path: string) => string): { text: string; level: 'info' | 'warning' } | null {
+  const restored = r.restored.map(rel);
+  if (r.conflicts.length) {
+    const kept = r.conflicts.map((c) => `${rel(c.path)} (${c.reason})`).join('; ');
+    const done = restored.length ? `Restored ${restored.join(', ')}. ` : '';
+    return { text: `${done}Not restored: ${kept}.`, level: 'warning' };
+  }
+  if (restored.length) return { text: `Restored ${restored.join(', ')}.`, level: 'info' };
+  return files ? { text: 'No file to restore: the turns after this message changed none.', level: 'info' } : null;
 }
 
 export class Sessions {
@@ -225,16 +247,37 @@ export class Sessions {
 
   /**
    * Back to before a user message: files (checkpoints), conversation, or both, through
-   * `_sidecar/sessions/rewind`. The transcript is reloaded when the conversation was truncated.
+   * `_sidecar/sessions/rewind`. When the conversation goes back, the transcript drops that message and
+   * everything after it (rather than reloading the session: a replay carries no message ids, so the
+   * earlier messages would lose their own restore actions).
    */
-  async rewind(messageId: string, files: boolean, conversation: boolean): Promise<{ restored: string[]; conflicts: { path: string; reason: string }[] }> {
+  async rewind(messageId: string, files: boolean, conversation: boolean): Promise<RewindResult> {
     if (!this.sessionId) throw new Error('No session to rewind.');
+    if (this.busy) throw new Error('A turn is running: stop it before restoring.');
     const r = (await this.conn().sendRequest(SessionsRewind, { sessionId: this.sessionId, toMessageId: messageId, files, conversation })) as {
       restored?: string[];
       conflicts?: { path: string; reason: string }[];
     } | null;
-    if (conversation) await this.load(this.sessionId);
-    return { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
+    if (conversation) this.view.post({ type: 'truncate', messageId });
+    const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
+    const report = rewindReport(result, files, (p) => this.relative(p));
+    if (report) this.view.post({ type: 'notice', ...report });
+    return result;
+  }
+
+  /** "Edit & resend": the turn goes (files and conversation), the edited message is sent in its place. */
+  async editResend(messageId: string, text: string, context: ContextItem[]): Promise<RewindResult> {
+    const r = await this.rewind(messageId, true, true);
+    void this.prompt(text, context);
+    return r;
+  }
+
+  private relative(p: string): string {
+    for (const root of this.roots()) {
+      const base = root.endsWith('/') ? root : `${root}/`;
+      if (p.startsWith(base)) return p.slice(base.length);
+    }
+    return p;
   }
 
   async cancel(): Promise<void> {

@@ -107,7 +107,12 @@ export class Composer {
     this.host.onSend();
   }
 
-  /** Put a past prompt back for editing (Edit & resend). */
+  /** A rewound message's text back in the box, unless the user is already typing something else. */
+  refill(text: string): void {
+    if (!this.box.value.trim()) this.setText(text);
+  }
+
+  /** Put a past prompt back for editing. */
   setText(text: string): void {
     this.box.value = text;
     this.box.focus();

@@ -5,6 +5,7 @@
 import { Cards, type PermissionOptionView } from './cards';
 import { Composer } from './composer';
 import { md } from './markdown';
+import { MessageActions, truncateTranscript } from './messageActions';
 import { ScrollFollower } from './scroll';
 
 interface VsCodeApi {
@@ -59,19 +60,22 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
 // ------------------------------------------------------------------------------------ scrolling
 
 const follower = new ScrollFollower();
-let programmatic = false;
+// Where our own last scroll put the view. Its scroll event is not the user's (content may have grown
+// since, so it would look like "scrolled up"); but a user scroll coalesced into the same event leaves the
+// view elsewhere, so only an event that finds the view where we put it is ignored.
+let programmaticTop: number | null = null;
 transcript.addEventListener('scroll', () => {
-  if (programmatic) {
-    programmatic = false;
-    return;
-  }
+  const ours = programmaticTop !== null && Math.abs(transcript.scrollTop - programmaticTop) <= 1;
+  programmaticTop = null;
+  if (ours) return;
   follower.onScroll(transcript);
   pill.hidden = !follower.unseen;
 });
 
 function scrollToBottom(): void {
-  if (transcript.scrollHeight - transcript.clientHeight - transcript.scrollTop > 1) programmatic = true;
+  const before = transcript.scrollTop;
   transcript.scrollTop = transcript.scrollHeight;
+  if (Math.abs(transcript.scrollTop - before) > 1) programmaticTop = transcript.scrollTop;
 }
 
 /** Content grew: follow when at the bottom, else show the pill. */
@@ -241,6 +245,7 @@ function setBusy(b: boolean): void {
   busy = b;
   stopBtn.hidden = !b;
   composer.setEnabled(!b && ready);
+  actions.setBusy(b, transcript);
   document.body.dataset.busy = String(b);
 }
 
@@ -248,6 +253,12 @@ const composer = new Composer({
   post: (m) => vscode.postMessage(m),
   isBusy: () => busy,
   onSend: () => jumpToBottom(),
+});
+
+const actions = new MessageActions({
+  post: (m) => vscode.postMessage(m),
+  isBusy: () => busy,
+  refill: (text) => composer.refill(text),
 });
 
 stopBtn.addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
@@ -313,6 +324,7 @@ function userMessage(text: string, context: ContextItem[], promptId?: string): v
       wrap.appendChild(el('span', 'chip', c.kind === 'file' ? `@${c.label}` : c.label));
     }
   }
+  actions.remember(wrap, text, context);
   transcript.appendChild(wrap);
   jumpToBottom();
 }
@@ -340,9 +352,19 @@ window.addEventListener('message', (ev: MessageEvent) => {
       break;
     case 'userMessageId': {
       const w = transcript.querySelector(`.msg.user[data-prompt-id="${String(m.promptId)}"]`) as HTMLElement | null;
-      if (w) w.dataset.messageId = String(m.messageId);
+      if (w) actions.attach(w, String(m.messageId));
+      actions.setBusy(busy, transcript);
       break;
     }
+    case 'truncate':
+      endStream();
+      truncateTranscript(transcript, String(m.messageId));
+      contentChanged();
+      break;
+    case 'notice':
+      transcript.appendChild(el('div', `notice ${String(m.level ?? 'info')}`, String(m.text)));
+      contentChanged();
+      break;
     case 'turnEnd': {
       endStream();
       const reason = String(m.stopReason);

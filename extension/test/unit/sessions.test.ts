@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type Connection, type ContextItem, Sessions, type ToView, promptBlocks } from '../../src/panel/sessions';
+import { type Connection, type ContextItem, Sessions, type ToView, promptBlocks, rewindReport } from '../../src/panel/sessions';
+import { rewindFlags } from '../../src/webview/messageActions';
 
 class FakeConnection implements Connection {
   requests: { method: string; params: unknown }[] = [];
@@ -139,5 +140,59 @@ describe('what a turn asks the user ends with the turn', () => {
     conn.answers.set('session/prompt', () => Promise.reject(new Error('boom')));
     await sessions.prompt('two', []);
     expect(ended).toEqual(['S1', 'S1']);
+  });
+});
+
+describe('checkpoints', () => {
+  const rel = (p: string) => p.replace('/ws/', '');
+
+  it('each action sends its flags to _sidecar/sessions/rewind', () => {
+    expect(rewindFlags('code')).toEqual({ files: true, conversation: false });
+    expect(rewindFlags('conversation')).toEqual({ files: false, conversation: true });
+    expect(rewindFlags('both')).toEqual({ files: true, conversation: true });
+  });
+
+  it('the report names what was restored and every file left alone with its reason', () => {
+    expect(rewindReport({ restored: ['/ws/a.py', '/ws/b.py'], conflicts: [] }, true, rel)).toEqual({ text: 'Restored a.py, b.py.', level: 'info' });
+    expect(rewindReport({ restored: ['/ws/a.py'], conflicts: [{ path: '/ws/b.py', reason: 'changed since the agent last wrote it; left as it is' }] }, true, rel)).toEqual({
+      text: 'Restored a.py. Not restored: b.py (changed since the agent last wrote it; left as it is).',
+      level: 'warning',
+    });
+    expect(rewindReport({ restored: [], conflicts: [] }, true, rel)?.text).toBe('No file to restore: the turns after this message changed none.');
+    expect(rewindReport({ restored: [], conflicts: [] }, false, rel)).toBeNull();
+  });
+
+  it('restoring the conversation drops the message and what follows from the transcript; code only does not', async () => {
+    conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: ['/ws/notes.txt'], conflicts: [], historyLength: 2 }));
+    sessions.roots = () => ['/ws'];
+    await sessions.prompt('first', []);
+    posted = [];
+    await sessions.rewind('msg_1', true, false);
+    expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/rewind', params: { sessionId: 'S1', toMessageId: 'msg_1', files: true, conversation: false } });
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt.', level: 'info' }]);
+    posted = [];
+    conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: [], conflicts: [], historyLength: 2 }));
+    await sessions.rewind('msg_1', false, true);
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'truncate', messageId: 'msg_1' }]);
+    expect(conn.requests.some((r) => r.method === 'session/load')).toBe(false);
+  });
+
+  it('Edit & resend rewinds files and conversation, then sends the edited text with the original context', async () => {
+    conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: [], conflicts: [], historyLength: 0 }));
+    await sessions.prompt('first', []);
+    const image: ContextItem = { kind: 'image', uri: '', label: 'image 1', data: 'iVBORw0KGgo=', mimeType: 'image/png' };
+    await sessions.editResend('msg_1', 'first, edited', [image]);
+    await new Promise((r) => setTimeout(r, 0));
+    const calls = conn.requests.filter((r) => r.method === '_sidecar/sessions/rewind' || r.method === 'session/prompt').slice(1);
+    expect(calls.map((c) => c.method)).toEqual(['_sidecar/sessions/rewind', 'session/prompt']);
+    expect(calls[0].params).toMatchObject({ files: true, conversation: true, toMessageId: 'msg_1' });
+    expect(calls[1].params).toEqual({ sessionId: 'S1', prompt: [{ type: 'text', text: 'first, edited' }, { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }] });
+  });
+
+  it('a rewind while a turn runs is refused before it reaches the sidecar', async () => {
+    await sessions.prompt('first', []);
+    sessions.busy = true;
+    await expect(sessions.rewind('msg_1', true, true)).rejects.toThrow(/stop it before restoring/);
+    expect(conn.requests.some((r) => r.method === '_sidecar/sessions/rewind')).toBe(false);
   });
 });
