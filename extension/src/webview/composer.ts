@@ -64,7 +64,12 @@ export class Composer {
     this.box.addEventListener('keydown', (ev) => this.keydown(ev));
     this.box.addEventListener('input', () => this.refreshMenu());
     this.box.addEventListener('click', () => this.refreshMenu());
-    this.box.addEventListener('blur', () => setTimeout(() => this.closeMenu(), 150));
+    // Closed a moment after the box loses focus (a click on a menu item lands first), unless it has it again.
+    this.box.addEventListener('blur', () =>
+      setTimeout(() => {
+        if (document.activeElement !== this.box) this.closeMenu();
+      }, 150),
+    );
     this.box.addEventListener('paste', (ev) => this.paste(ev));
     document.getElementById('mention')?.addEventListener('click', () => {
       this.insertAtCaret('@');
