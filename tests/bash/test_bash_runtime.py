@@ -31,6 +31,15 @@ async def run_bash(
     return out.joined_text(), out.is_error
 
 
+async def until_running(marker: str, count: int, within: float = 10.0) -> None:
+    """Wait until ``count`` live processes carry ``marker`` (the command under test has started)."""
+    for _ in range(int(within / 0.05)):
+        if len(procs_running(marker)) == count:
+            return
+        await asyncio.sleep(0.05)
+    assert len(procs_running(marker)) == count
+
+
 def procs_running(marker: str) -> list[int]:
     """Live (non-zombie) processes whose command line contains ``marker`` (works across PID namespaces)."""
     found = []
@@ -115,11 +124,7 @@ async def test_timeout_kills_child_ignoring_sigterm(session: Session, workspace:
 
 async def test_cancel_kills_the_process_group(session: Session, workspace: Path) -> None:
     task = asyncio.create_task(run_bash(session, "sleep 62.5 & sleep 62.75; wait"))
-    for _ in range(100):
-        if len(procs_running("sleep 62.")) == 2:
-            break
-        await asyncio.sleep(0.05)
-    assert len(procs_running("sleep 62.")) == 2
+    await until_running("sleep 62.", 2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -130,11 +135,7 @@ async def test_cancel_kills_the_process_group(session: Session, workspace: Path)
 async def test_cancel_does_not_wait_for_a_command_that_ignores_sigterm(session: Session) -> None:
     # The user pressed stop: the group gets SIGKILL after a short grace, not the 2 s a timeout allows.
     task = asyncio.create_task(run_bash(session, "trap '' TERM; sleep 63.25 & trap '' TERM; sleep 63.5; wait"))
-    for _ in range(200):
-        if len(procs_running("sleep 63.")) == 2:
-            break
-        await asyncio.sleep(0.05)
-    assert len(procs_running("sleep 63.")) == 2
+    await until_running("sleep 63.", 2)
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
