@@ -137,6 +137,7 @@ async def start_session(core: SessionCore, session: Session) -> None:
     checkpoints = await asyncio.to_thread(start_checkpoints, session)  # persisted: reloaded on session/load
     session.services["checkpoints"] = checkpoints
     session.services["rewind"] = checkpoints.rewind
+    session.services.setdefault("before_tool_call", []).append(checkpoints.before_tool)
     session.services.setdefault("after_tool_call", []).append(checkpoints.after_tool)
     memory = NestedMemory(session)
     ledger.on_read.append(memory.on_read)

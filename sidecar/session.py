@@ -96,6 +96,14 @@ class ClientPort:
         """ACP ``elicitation/create`` (clients that advertise ``elicitation``)."""
         return await self.channel.request("elicitation/create", params)
 
+    def can_edit_buffers(self) -> bool:
+        """Whether the editor applies edits to its open buffers (LSP ``workspace/applyEdit``)."""
+        return bool(getattr(self.channel, "applies_buffer_edits", False))
+
+    async def apply_buffer_edit(self, params: dict[str, Any]) -> Any:
+        """``workspace/applyEdit``: the editor changes its buffer (undoable there); disk is untouched."""
+        return await self.channel.request("workspace/applyEdit", params)
+
     async def lsp_query(self, params: dict[str, Any]) -> Any:
         """``_sidecar/lsp_query``: the editor's own language servers answer."""
         return await self.channel.request("_sidecar/lsp_query", params)

@@ -55,6 +55,8 @@ class SidecarProtocol(LanguageServerProtocol):
         server.channel.client_capabilities = dict(caps) if isinstance(caps, dict) else {}
         # An ACP-aware editor (ours) sends the "acp" key; a plain LSP client gets window/showMessageRequest.
         server.channel.supports_acp_permissions = "acp" in options
+        workspace_caps = params.capabilities.workspace
+        server.channel.applies_buffer_edits = bool(workspace_caps and workspace_caps.apply_edit)
         if isinstance(options.get("settings"), dict):
             server.core.configure(options["settings"])
         if isinstance(options.get("workspaceTrust"), bool):  # VS Code's Workspace Trust (docs/protocol.md)
@@ -190,6 +192,7 @@ class LspChannel:
         self.server = server
         self.client_capabilities: dict[str, Any] = {}
         self.supports_acp_permissions = False
+        self.applies_buffer_edits = False  # the client takes workspace/applyEdit (edits into open buffers)
 
     def _typed(self, method: str, params: dict[str, Any]) -> Any:
         """pygls sends LSP's own methods (window/showMessageRequest, $/cancelRequest …) only as

@@ -148,6 +148,8 @@ class Dispatcher:
             await tool.check_permission(inp, ctx)
             await self.session.send_update({
                 "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress"})
+            for before in self.session.services.get("before_tool_call", ()):
+                await before(call.name)  # e.g. the turn's checkpoint, before anything is written
             output = await tool.run(inp, ctx)
             hook_note = await run_post_tool_use(self.session, call.id, tool.name, call.input,
                                                 output.joined_text())

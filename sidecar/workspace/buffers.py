@@ -47,6 +47,9 @@ class OpenBuffers:
         self._by_path: dict[Path, Buffer] = {}
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
+        # Text the agent asked the editor to put in a buffer (workspace/applyEdit): its didChange is ours,
+        # not the user's, so it raises no "modified" notice.
+        self._expected: dict[str, str] = {}
 
     # ---- fed by the LSP transport -----------------------------------------------------------
     def open(self, uri: str, text: str, version: int) -> None:
@@ -64,7 +67,8 @@ class OpenBuffers:
             buf.text, buf.version = text, version
             buf.dirty = text != buf.saved_text
             path = buf.path
-        if path is not None:
+            ours = self._expected.pop(uri, None) == text
+        if path is not None and not ours:
             self._emit(path)
 
     def save(self, uri: str, text: str | None = None) -> None:
@@ -83,6 +87,18 @@ class OpenBuffers:
                 self._by_path.pop(buf.path, None)
 
     # ---- read by tools ----------------------------------------------------------------------
+    def get(self, path: Path) -> Buffer | None:
+        """The open buffer of ``path`` (a copy: uri, text, version as last synced)."""
+        with self._lock:
+            buf = self._by_path.get(path)
+            return None if buf is None else Buffer(buf.uri, buf.path, buf.text, buf.version, buf.saved_text,
+                                                   buf.dirty)
+
+    def expect(self, uri: str, text: str) -> None:
+        """The agent is about to change this buffer to ``text``: that change is not someone else's."""
+        with self._lock:
+            self._expected[uri] = text
+
     def is_dirty(self, path: Path) -> bool:
         buf = self._by_path.get(path)
         return bool(buf and buf.dirty)

@@ -107,7 +107,7 @@ class Checkpoints:
         self.checkpoints: list[Checkpoint] = []
         self._seq = 0
         self._lock = asyncio.Lock()
-        self._pruning: asyncio.Future[None] | None = None
+        self._turn_task: asyncio.Future[None] | None = None
         self._load()
 
     # ---- persistence ---------------------------------------------------------------------
@@ -141,21 +141,32 @@ class Checkpoints:
             return None
 
     async def begin_turn(self) -> str:
-        """Snapshot before a user turn; returns the user message id."""
+        """Start the snapshot before a user turn (in the background: the first one of a large workspace
+        takes a while, and the model answers first) and return the user message id. A writing tool
+        waits for it (``before_tool``)."""
+        cp = Checkpoint(message_id=f"msg_{uuid.uuid4().hex[:12]}", history_length=len(self.session.history))
+        self.checkpoints.append(cp)
+        dropped = self.checkpoints[:-MAX_CHECKPOINTS]
+        if dropped:
+            del self.checkpoints[:-MAX_CHECKPOINTS]
+        self._save()
+        self._turn_task = asyncio.ensure_future(self._turn_snapshot(cp, bool(dropped)))
+        return cp.message_id
+
+    async def _turn_snapshot(self, cp: Checkpoint, prune: bool) -> None:
         async with self._lock:
-            cp = Checkpoint(message_id=f"msg_{uuid.uuid4().hex[:12]}",
-                            history_length=len(self.session.history))
             commit = await self._snapshot("turn")
             if commit is not None:
-                cp.snapshots.append(("turn", commit))
-            self.checkpoints.append(cp)
-            dropped = self.checkpoints[:-MAX_CHECKPOINTS]
-            if dropped:
-                del self.checkpoints[:-MAX_CHECKPOINTS]
-            self._save()
-        if dropped:
-            self._pruning = asyncio.ensure_future(self._prune())
-        return cp.message_id
+                cp.snapshots.insert(0, ("turn", commit))
+                self._save()
+        if prune:
+            await self._prune()
+
+    async def before_tool(self, tool_name: str) -> None:
+        """A tool that may write waits until the turn's snapshot is taken."""
+        task = self._turn_task
+        if tool_name in WRITING_TOOLS and task is not None and not task.done():
+            await asyncio.shield(task)
 
     async def after_tool(self, tool_name: str) -> None:
         """Snapshot after a tool call that may have written (its changes are the agent's)."""
@@ -201,6 +212,8 @@ class Checkpoints:
         cp = self.checkpoints[index]
         restored: list[str] = []
         conflicts: list[dict[str, str]] = []
+        if self._turn_task is not None and not self._turn_task.done():
+            await asyncio.shield(self._turn_task)
         if restore_files:
             async with self._lock:
                 restored, conflicts = await asyncio.to_thread(self._restore_files, index)

@@ -92,3 +92,78 @@ async def test_plain_lsp_client_is_asked_with_show_message_request(
         assert target.exists()
     finally:
         await process.close()
+
+
+async def test_edit_lands_in_the_unsaved_buffer_not_on_disk(
+        sidecar_env: dict[str, str], model_server: ScriptedModelServer, workspace: Path, tmp_path: Path) -> None:
+    """With unsaved changes in the editor, Edit goes to the buffer through workspace/applyEdit (against its
+    text and version); the review diff is against the buffer; the disk file is untouched."""
+    process = SidecarProcess(framing="lsp", env=sidecar_env, cwd=str(REPO),
+                             argv=[sys.executable, "-m", "sidecar", "serve"],
+                             stderr=open(tmp_path / "lsp.stderr", "wb"))
+    target = workspace / "hello.py"
+    target.write_text('def greet(name):\n    return f"Hello, {name}!"\n' + "".join(f"\nX{i} = {i}\n" for i in range(4)))
+    uri = target.as_uri()
+    on_disk = target.read_bytes()
+    editor = {"text": target.read_text() + "\n\n# unsaved work of the user\n", "version": 2}
+    applied: list[dict[str, Any]] = []
+    asked: list[dict[str, Any]] = []
+
+    def offset(text: str, pos: dict[str, int]) -> int:
+        lines = text.split("\n")
+        return sum(len(line) + 1 for line in lines[:pos["line"]]) + pos["character"]
+
+    async def apply_edit(params: dict[str, Any]) -> dict[str, Any]:
+        applied.append(params)
+        (change,) = params["edit"]["documentChanges"]
+        if change["textDocument"] != {"uri": uri, "version": editor["version"]}:
+            return {"applied": False, "failureReason": "version mismatch"}
+        text = editor["text"]
+        for e in change["edits"]:
+            a, b = offset(text, e["range"]["start"]), offset(text, e["range"]["end"])
+            text = text[:a] + e["newText"] + text[b:]
+        editor["text"], editor["version"] = text, editor["version"] + 1
+        await process.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": editor["version"]},
+                                                        "contentChanges": [{"text": text}]})
+        return {"applied": True}
+
+    async def permission(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        option = next(o for o in params["options"] if o["kind"] == "allow_once")
+        return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+    process.handlers["workspace/applyEdit"] = apply_edit
+    process.handlers["session/request_permission"] = permission
+    await process.start()
+    try:
+        await process.initialize({}, lsp_capabilities={"window": {}, "workspace": {"applyEdit": True}})
+        await process.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": target.read_text()}})
+        await process.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                        "contentChanges": [{"text": editor["text"]}]})
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(target)}}]},
+            {"content": [{"type": "tool_use", "name": "Edit", "input": {
+                "file_path": str(target), "old_string": "Hello", "new_string": "Howdy"}}]},
+            {"content": [{"type": "text", "text": "done"}]},
+        ])
+        session = (await process.request("session/new", {"cwd": str(workspace), "mcpServers": []}))["sessionId"]
+        stop = await process.request("session/prompt", {"sessionId": session,
+                                                        "prompt": [{"type": "text", "text": "greet differently"}]})
+        assert stop["stopReason"] == "end_turn"
+        result = model_server.message_requests()[2].tool_results()[0]
+        text = result["content"][0]["text"]
+        assert result.get("is_error") is not True, text
+        assert text.startswith("The file hello.py has been updated in the editor's open buffer")
+        assert "+# unsaved work of the user" in text  # the model is told of the unsaved change it had not seen
+        assert editor["text"] == on_disk.decode().replace("Hello", "Howdy") + "\n\n# unsaved work of the user\n"
+        assert editor["version"] == 3
+        assert target.read_bytes() == on_disk  # disk untouched until the user saves
+        (edit,) = applied[0]["edit"]["documentChanges"][0]["edits"]
+        assert edit == {"range": {"start": {"line": 1, "character": 14}, "end": {"line": 1, "character": 18}},
+                        "newText": "owdy"}  # only what differs: "ello" -> "owdy"
+        # The user reviewed the change against the buffer, not the disk.
+        diff = next(c for c in asked[-1]["toolCall"]["content"] if c["type"] == "diff")
+        assert diff["oldText"].endswith("# unsaved work of the user\n")
+    finally:
+        await process.close()

@@ -31,6 +31,7 @@ from sidecar.tools.files.common import (
     still_unchanged,
 )
 from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
+from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.diffs import common_prefix, common_suffix
 from sidecar.workspace.ledger import CONTENT_FILE_MAX, ReadLedger, StaleError, digest_soon, fingerprint_of
 from sidecar.workspace.rebase import MARGIN, rebase_edit
@@ -124,6 +125,10 @@ class EditTool(Tool[EditInput]):
         path = resolved(ctx, inp.file_path).path
         who = shown(ctx, path)
         start_watching(ctx)
+        if buffers_for(ctx.session).is_dirty(path) and ctx.session.client.can_edit_buffers():
+            from sidecar.tools.files.buffer_edit import edit_buffer
+
+            return await edit_buffer(ctx, inp, path, who)  # into the editor's buffer, disk untouched
         refuse_if_dirty(ctx, path)
         # The file's errors before the change, so the result can name the ones the change introduced.
         before = await diagnostics_snapshot(ctx, path) if path.exists() else None
