@@ -12,7 +12,7 @@ buffer changes while the user reviews, the approval is void.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sidecar.errors import ToolError
 from sidecar.tools.base import TextBlock, ToolOutput
@@ -22,9 +22,6 @@ from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.diffs import common_prefix, common_suffix
 from sidecar.workspace.rebase import MARGIN, rebase_edit
 from sidecar.workspace.textfile import BinaryFileError, Encoding, decode, from_model
-
-if TYPE_CHECKING:
-    from sidecar.tools.files.edit import EditInput
 
 
 def lsp_position(text: str, offset: int) -> dict[str, int]:
@@ -39,7 +36,8 @@ def _crlf(text: str) -> bool:
     return n > 0 and text.count("\r\n") == n
 
 
-async def edit_buffer(ctx: ToolContext, inp: EditInput, path: Path, who: str) -> ToolOutput:
+async def edit_buffer(ctx: ToolContext, path: Path, who: str, old_string: str, new_string: str,
+                      replace_all: bool, raw_input: dict[str, Any]) -> ToolOutput:
     buffers = buffers_for(ctx.session)
     buf = buffers.get(path)
     if buf is None:
@@ -49,12 +47,12 @@ async def edit_buffer(ctx: ToolContext, inp: EditInput, path: Path, who: str) ->
         raise ToolError(f"{who} has not been read in this session. Read it first (Read tool), then make the change.")
     text, version = buf.text, buf.version
     enc = Encoding("utf-8", crlf=_crlf(text))
-    old, new = from_model(inp.old_string, enc), from_model(inp.new_string, enc)
+    old, new = from_model(old_string, enc), from_model(new_string, enc)
     count = text.count(old) if old else 0
     if count == 0:
         raise ToolError(f"old_string was not found in the editor's unsaved version of {who} (0 matches). The "
                         "buffer has changes not on disk; Read shows the disk version, so the text may differ.")
-    if count > 1 and not inp.replace_all:
+    if count > 1 and not replace_all:
         raise ToolError(f"old_string occurs {count} times in the editor's unsaved version of {who}; it must "
                         "occur exactly once. Include more surrounding lines, or set replace_all.")
     note = ""
@@ -64,7 +62,7 @@ async def edit_buffer(ctx: ToolContext, inp: EditInput, path: Path, who: str) ->
     except BinaryFileError:
         base = None
     if base != text:
-        rebased = rebase_edit(base, text, old, inp.replace_all, who) if base is not None else None
+        rebased = rebase_edit(base, text, old, replace_all, who) if base is not None else None
         if rebased is None:
             raise ToolError(f"{who} has unsaved changes in the editor within {MARGIN} lines of the text you "
                             "are replacing (or that change how often it occurs), so the edit was not applied. "
@@ -73,8 +71,8 @@ async def edit_buffer(ctx: ToolContext, inp: EditInput, path: Path, who: str) ->
             shown_diff = rebased.shown.replace("\r\n", "\n")
             note = (f"Note: the editor holds unsaved changes to {who} that you had not seen (away from your "
                     f"edit); your edit was applied on top of them in the editor:\n```diff\n{shown_diff}```")
-    new_text = text.replace(old, new) if inp.replace_all else text.replace(old, new, 1)
-    landing = await review(ctx, "Edit", path, text, new_text, inp.model_dump())
+    new_text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    landing = await review(ctx, "Edit", path, text, new_text, raw_input)
     final = landing.final_text
     now = buffers.get(path)
     if now is None or now.version != version or now.text != text:

@@ -19,6 +19,7 @@ from pydantic import Field
 from sidecar.errors import ToolError
 from sidecar.tools.base import Location, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
+from sidecar.tools.files.buffer_edit import edit_buffer
 from sidecar.tools.files.common import (
     ledger_of,
     read_bytes,
@@ -126,9 +127,8 @@ class EditTool(Tool[EditInput]):
         who = shown(ctx, path)
         start_watching(ctx)
         if buffers_for(ctx.session).is_dirty(path) and ctx.session.client.can_edit_buffers():
-            from sidecar.tools.files.buffer_edit import edit_buffer
-
-            return await edit_buffer(ctx, inp, path, who)  # into the editor's buffer, disk untouched
+            return await edit_buffer(ctx, path, who, inp.old_string, inp.new_string, inp.replace_all,
+                                     inp.model_dump())  # into the editor's buffer, disk untouched
         refuse_if_dirty(ctx, path)
         # The file's errors before the change, so the result can name the ones the change introduced.
         before = await diagnostics_snapshot(ctx, path) if path.exists() else None
