@@ -6,7 +6,8 @@ Each part is printed as numbers with its goal beside them (issue 18, "Scale meas
 
 - **sessions**: one spawned ``sidecar serve --acp`` (scripted Messages API server on loopback); N sessions
   each send one prompt at the same time; every turn is the model asking for three read-only tools at
-  once (Read, Glob, Grep over a small workspace) and then answering. Time from the first prompt sent to
+  once (Read, Glob, Grep over a small workspace) and then answering; each model reply starts
+  ``--model-delay`` s (default 1) after its request, as a real model's does. Time from the first prompt sent to
   the last response, for 5 sessions and then for N. Goal: N = 50 takes ≤ 2× the time of 5 (the reference
   is the 5-session run of the same process, measured just before).
 - **long**: one session, ``--turns`` prompts one after the other, each a Read of a different 3 KB file then
@@ -49,11 +50,17 @@ from sidecar.testing.scripted_server import RecordedRequest, ScriptedModelServer
 SUMMARY_MARK = "Your task is to summarise the conversation"
 
 
-def answer_turns(server: ScriptedModelServer, make_tools: Any, n: int) -> None:
+def answer_turns(server: ScriptedModelServer, make_tools: Any, n: int, delay: float = 0.0) -> None:
     """``n`` callable turns: a summary request gets a summary, a request carrying tool results gets a text
     answer, anything else gets the tool calls ``make_tools(request)``."""
 
     def respond(request: RecordedRequest) -> dict[str, Any]:
+        turn = answer(request)
+        if delay:
+            turn["delay"] = delay
+        return turn
+
+    def answer(request: RecordedRequest) -> dict[str, Any]:
         last = request.last_user_message().get("content")
         last_text = last if isinstance(last, str) else " ".join(
             str(b.get("text", "")) for b in last or [] if isinstance(b, dict))
@@ -85,8 +92,8 @@ async def prompt(sidecar: SidecarProcess, session: str, text: str) -> str:
     return str(result.get("stopReason"))
 
 
-async def part_sessions(n: int) -> None:
-    header(f"{n} concurrent sessions vs 5, one 3-tool turn each")
+async def part_sessions(n: int, delay: float) -> None:
+    header(f"{n} concurrent sessions vs 5, one 3-tool turn each, the model answering after {delay} s")
     server = ScriptedModelServer().start()
     env, tmp = isolated_env(server.base_url)
     ws = Path(tmp.name) / "ws"
@@ -102,14 +109,24 @@ async def part_sessions(n: int) -> None:
                 {"type": "tool_use", "name": "Grep", "input": {"pattern": "needle 1[0-9]", "output_mode": "content"}}]
 
     sidecar = await start_sidecar(env)
+    cpu: dict[int, float] = {}
+
+    def cpu_seconds() -> float:
+        """CPU time of the sidecar and its waited-for children (rg, …), from /proc/PID/stat."""
+        assert sidecar.proc is not None
+        stat = Path(f"/proc/{sidecar.proc.pid}/stat").read_text()
+        fields = stat[stat.rfind(")") + 2:].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
     try:
         async def burst(count: int) -> float:
             sessions = [(await sidecar.request("session/new", {"cwd": str(ws), "mcpServers": []}))["sessionId"]
                         for _ in range(count)]
-            answer_turns(server, tools, 2 * count)
-            started = time.monotonic()
+            answer_turns(server, tools, 2 * count, delay)
+            started, cpu0 = time.monotonic(), cpu_seconds()
             reasons = await asyncio.gather(*(prompt(sidecar, s, "read, glob, grep") for s in sessions))
             took = time.monotonic() - started
+            cpu[count] = cpu_seconds() - cpu0
             if set(reasons) != {"end_turn"}:
                 raise RuntimeError(f"stop reasons {reasons}")
             return took
@@ -126,8 +143,14 @@ async def part_sessions(n: int) -> None:
     ratio = big / ref
     print(f"5 sessions: {small:.2f} s (again after: {small2:.2f} s); {n} sessions: {big:.2f} s; "
           f"{n} vs 5 = {ratio:.2f}x (goal <= 2x for 50)")
-    print("reference: the 5-session burst of the same process, before and after (mean)")
-    row("scale_sessions", f"{n} vs 5 concurrent sessions", f"{ratio:.2f}x ({big:.2f} vs {ref:.2f} s)",
+    print(f"CPU of the sidecar and its children: {cpu.get(5, 0):.2f} s for 5 sessions, {cpu.get(n, 0):.2f} s for {n} "
+          f"({cpu.get(n, 0) / max(n, 1) * 1000:.0f} ms a session): a burst is CPU-bound on this machine when the "
+          "CPU it needs exceeds what the machine's load leaves it")
+    print(f"reference: the 5-session burst of the same process, before and after (mean); each model reply "
+          f"comes {delay} s after its request, as a real model's would take seconds, so the ratio shows whether "
+          "sessions wait on each other, not only how much CPU 3 tools x N take on this machine "
+          "(--model-delay 0 for that)")
+    row("scale_sessions", f"{n} vs 5 concurrent sessions", f"{ratio:.2f}x ({big:.2f} vs {ref:.2f} s, model {delay} s)",
         "<= 2x", ratio <= 2)
 
 
@@ -278,7 +301,7 @@ async def part_watcher(files: int) -> None:
 async def main_async(args: argparse.Namespace) -> None:
     skip = set(filter(None, args.skip.split(",")))
     if "sessions" not in skip:
-        await part_sessions(args.sessions)
+        await part_sessions(args.sessions, args.model_delay)
     if "long" not in skip:
         await part_long(args.turns, args.window)
     if "watcher" not in skip:
@@ -288,6 +311,8 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--model-delay", type=float, default=1.0,
+                        help="seconds before each scripted model reply in the sessions part")
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--window", type=int, default=60_000, help="context window (tokens) of the long session")
     parser.add_argument("--files", type=int, default=100_000)
