@@ -19,6 +19,7 @@ import {
   clientCapabilities,
   Diagnostics,
   LspQuery,
+  ModelRetry,
   Notify,
   type NotifyParams,
   PanelVisibility,
@@ -31,9 +32,13 @@ import { PythonNotFound, resolvePython } from './python';
 import { FileIndex } from './fileIndex';
 import { READONLY_SCHEME, ReadonlyTexts } from './readonlyTexts';
 import { StatusItem } from './statusItem';
-import { readSettings, sidecarSettings } from './settings';
+import { readPythonPaths, readSettings, sidecarSettings } from './settings';
 
 export const API_KEY_SECRET = 'sidecar.anthropicApiKey';
+/** workspaceState: the session the panel showed last in this workspace (reopened after a reload). */
+export const LAST_SESSION_KEY = 'sidecar.lastSessionId';
+/** workspaceState and globalState: the interpreter that last started the agent. */
+export const LAST_PYTHON_KEY = 'sidecar.lastPython';
 
 export class Ctx implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
@@ -64,6 +69,9 @@ export class Ctx implements vscode.Disposable {
     });
     this.sessions = new Sessions(this.chat, () => this.cwd(), readSettings().initialMode);
     this.chat.sessions = this.sessions;
+    // The panel reopens where the user was: the last session of this workspace loads once the agent runs.
+    this.sessions.sessionId = extCtx.workspaceState.get<string>(LAST_SESSION_KEY) ?? null;
+    this.sessions.onSessionChanged = (id) => void extCtx.workspaceState.update(LAST_SESSION_KEY, id ?? undefined);
     this.sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
     this.sessions.roots = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     this.status = new StatusItem();
@@ -101,17 +109,26 @@ export class Ctx implements vscode.Disposable {
   async start(): Promise<void> {
     const settings = readSettings();
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const state = this.extCtx;
+    const remembered = state.workspaceState.get<string>(LAST_PYTHON_KEY) ?? state.globalState.get<string>(LAST_PYTHON_KEY);
+    const remote = vscode.env.remoteName;
     let python: string;
     try {
-      python = await resolvePython(settings.pythonPath, folders, this.extCtx.extensionPath);
+      const paths = readPythonPaths();
+      this.output.info(`sidecar.pythonPath: ${paths.map((p) => `${p.value} (${p.scope})`).join(', ') || 'not set'}; last used: ${remembered ?? 'none'}; remote: ${remote ?? 'no'}`);
+      python = await resolvePython({ settings: paths.map((p) => p.value), remembered, folders, extensionPath: this.extCtx.extensionPath }, remote);
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       this.output.error(message);
       await this.sessions.attach(undefined);
+      this.sessions.fail();
       this.chat.post({ type: 'error', message });
       if (e instanceof PythonNotFound) {
-        void vscode.window.showErrorMessage(message, 'Open Settings').then((choice) => {
-          if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'sidecar.pythonPath');
+        const button = remote ? 'Open Remote Settings' : 'Open User Settings';
+        void vscode.window.showErrorMessage(message, button).then((choice) => {
+          if (!choice) return;
+          const command = remote ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings';
+          void vscode.commands.executeCommand(command, 'sidecar.pythonPath');
         });
       }
       return;
@@ -153,8 +170,12 @@ export class Ctx implements vscode.Disposable {
       this.output.error(message);
       this.chat.post({ type: 'error', message });
       await this.sessions.attach(undefined);
+      this.sessions.fail();
       return;
     }
+    // It worked: remembered for the next start (a remote window may not see the User value again).
+    void state.workspaceState.update(LAST_PYTHON_KEY, python);
+    void state.globalState.update(LAST_PYTHON_KEY, python);
     const experimental = client.initializeResult?.capabilities.experimental as { acp?: AgentCapabilities } | undefined;
     this.agentCapabilities = experimental?.acp;
     this.output.info(`agent capabilities: ${JSON.stringify(this.agentCapabilities ?? null)}`);
@@ -221,6 +242,7 @@ export class Ctx implements vscode.Disposable {
         }),
       ),
       client.onNotification(Notify.method, (p) => this.onNotify(p)),
+      client.onNotification(ModelRetry.method, (p) => this.sessions.onRetry(p)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         void client.sendNotification(WorkspaceTrust.method, { trusted: true });
       }),

@@ -284,6 +284,20 @@ export const LspQuery = new RequestType<LspQueryParams, LspQueryResult, void>('_
 export const Diagnostics = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('_sidecar/diagnostics');
 export const Notify = new NotificationType<NotifyParams>('_sidecar/notify');
 
+/** A model request failed and is retried after `delayMs` (docs/protocol.md, `_sidecar/model_retry`). */
+export interface ModelRetryParams {
+  sessionId: string;
+  /** the attempt that failed, 1-based */
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  status?: number;
+  errorType?: string;
+  message?: string;
+  agent?: string;
+}
+export const ModelRetry = new NotificationType<ModelRetryParams>('_sidecar/model_retry');
+
 /** To the sidecar: the user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */
 export interface WorkspaceTrustParams {
   trusted: boolean;

@@ -3,7 +3,14 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export class PythonNotFound extends Error {}
+export class PythonNotFound extends Error {
+  constructor(
+    message: string,
+    readonly tried: string[],
+  ) {
+    super(message);
+  }
+}
 
 export function expandVariables(value: string, workspaceFolder: string | undefined): string {
   let out = value;
@@ -12,16 +19,31 @@ export function expandVariables(value: string, workspaceFolder: string | undefin
   return out;
 }
 
+export interface PythonSearch {
+  /** `sidecar.pythonPath` values, the most specific scope first (settings.ts `readPythonPaths`). */
+  settings: string[];
+  /** The interpreter that last started the agent (extension state), if any. */
+  remembered?: string;
+  folders: string[];
+  extensionPath: string;
+}
+
 /**
- * Candidates in order: the setting; each workspace folder's `.venv/bin/python`; the `.venv` of the
- * checkout this extension was built from (a development install); `python3` on PATH.
+ * Candidates in order, each once: the setting's values by scope; the interpreter that worked last time (a
+ * remote window may not see a User value the first start saw); each workspace folder's
+ * `.venv/bin/python`; the `.venv` of the checkout this extension was built from (a development install);
+ * `python3` on PATH.
  */
-export function pythonCandidates(setting: string, folders: string[], extensionPath: string): string[] {
-  if (setting.trim()) return [expandVariables(setting.trim(), folders[0])];
+export function pythonCandidates(s: PythonSearch): string[] {
   const out: string[] = [];
-  for (const f of folders) out.push(path.join(f, '.venv', 'bin', 'python'));
-  out.push(path.join(path.dirname(extensionPath), '.venv', 'bin', 'python'));
-  out.push('python3');
+  const add = (p: string | undefined): void => {
+    if (p && !out.includes(p)) out.push(p);
+  };
+  for (const v of s.settings) if (v.trim()) add(expandVariables(v.trim(), s.folders[0]));
+  add(s.remembered);
+  for (const f of s.folders) add(path.join(f, '.venv', 'bin', 'python'));
+  add(path.join(path.dirname(s.extensionPath), '.venv', 'bin', 'python'));
+  add('python3');
   return out;
 }
 
@@ -31,10 +53,17 @@ function hasSidecar(python: string): Promise<boolean> {
   });
 }
 
+/** Where to set `sidecar.pythonPath` so this window uses it: a remote window reads Remote settings. */
+export function whereToSet(remoteName: string | undefined): string {
+  return remoteName
+    ? `Set "sidecar.pythonPath" in the Remote settings of this window (Preferences: Open Remote Settings; a User value of this machine-overridable setting is not used in a ${remoteName} window)`
+    : 'Set "sidecar.pythonPath" in User settings (Preferences: Open User Settings)';
+}
+
 /** The first candidate that exists and imports `sidecar`; otherwise a PythonNotFound naming the fix. */
-export async function resolvePython(setting: string, folders: string[], extensionPath: string): Promise<string> {
+export async function resolvePython(s: PythonSearch, remoteName?: string): Promise<string> {
   const tried: string[] = [];
-  for (const candidate of pythonCandidates(setting, folders, extensionPath)) {
+  for (const candidate of pythonCandidates(s)) {
     if (path.isAbsolute(candidate) && !fs.existsSync(candidate)) {
       tried.push(`${candidate} (missing)`);
       continue;
@@ -45,7 +74,8 @@ export async function resolvePython(setting: string, folders: string[], extensio
   throw new PythonNotFound(
     'Sidecar cannot start the agent: no Python with the "sidecar" package was found. ' +
       `Tried: ${tried.join('; ')}. Install it into a virtual environment (in a sidecar checkout: ` +
-      '"uv sync", or "python -m venv .venv && .venv/bin/pip install <path to the checkout>") and set ' +
-      '"sidecar.pythonPath" to that environment\'s bin/python.',
+      '"uv sync", or "python -m venv .venv && .venv/bin/pip install <path to the checkout>"), then ' +
+      `${whereToSet(remoteName)} to that environment's bin/python.`,
+    tried,
   );
 }

@@ -40,6 +40,46 @@ export function readSettings(): Settings {
   };
 }
 
+/** `inspect()` of a setting: the values of each scope (the parts used here). */
+export interface Inspected<T> {
+  workspaceFolderValue?: T;
+  workspaceValue?: T;
+  globalValue?: T;
+  defaultValue?: T;
+}
+
+export interface PythonSetting {
+  value: string;
+  /** where it was set: 'workspaceFolder' | 'workspace' | 'user' | 'default' */
+  scope: string;
+}
+
+/**
+ * `sidecar.pythonPath` from every scope, the most specific first (folder, workspace, user, default), empty
+ * values left out. `get()` alone is not enough: in a remote window VS Code leaves out a machine-overridable
+ * value set in (local) User settings, while `inspect()` may still report it.
+ */
+export function pythonPathSettings(i: Inspected<unknown> | undefined): PythonSetting[] {
+  const out: PythonSetting[] = [];
+  const add = (v: unknown, scope: string): void => {
+    if (typeof v === 'string' && v.trim() && !out.some((o) => o.value === v.trim())) out.push({ value: v.trim(), scope });
+  };
+  add(i?.workspaceFolderValue, 'workspaceFolder');
+  add(i?.workspaceValue, 'workspace');
+  add(i?.globalValue, 'user');
+  add(i?.defaultValue, 'default');
+  return out;
+}
+
+export function readPythonPaths(): PythonSetting[] {
+  const c = vscode.workspace.getConfiguration('sidecar');
+  const got = pythonPathSettings(c.inspect<string>('pythonPath'));
+  const value = c.get<string>('pythonPath');
+  // What `get()` resolves is included too (a remote's machine settings are not one of inspect's scopes).
+  if (value && value.trim() && !got.some((g) => g.value === value.trim())) got.unshift({ value: value.trim(), scope: 'effective' });
+  return got;
+}
+
 /** What goes to the sidecar in `initializationOptions.settings` (empty strings mean "sidecar default"). */
 export function sidecarSettings(s: Settings): Record<string, unknown> {
   const out: Record<string, unknown> = { permissions: s.permissions, initialMode: s.initialMode };

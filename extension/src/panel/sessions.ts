@@ -18,9 +18,13 @@ import {
   SessionPrompt,
   SessionSetMode,
   SessionsRewind,
+  type ModelRetryParams,
   type PromptResult,
   type StopReason,
 } from '../protocol';
+
+/** ACP's "resource not found" (an unknown sessionId). */
+export const RESOURCE_NOT_FOUND = -32002;
 
 export interface Connection {
   sendRequest<P, R>(type: { method: string } & object, params: P): Promise<R>;
@@ -43,7 +47,7 @@ export interface ContextItem {
 }
 
 export type ToView =
-  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; pending: number; roots: string[] }
+  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed: boolean; pending: number; roots: string[] }
   | { type: 'clear' }
   | { type: 'update'; update: SessionNotification['update'] }
   | { type: 'userPrompt'; text: string; context: ContextItem[]; promptId: string }
@@ -53,7 +57,8 @@ export type ToView =
   | { type: 'decided'; toolCallId: string; outcome: 'rejected' | 'cancelled'; feedback?: string }
   | { type: 'focusCard'; toolCallId: string }
   | { type: 'fileResults'; requestId: number; items: { path: string; isFolder: boolean; uri?: string }[] }
-  | { type: 'turnEnd'; stopReason: StopReason | 'error' }
+  | { type: 'turnEnd'; stopReason: StopReason | 'error'; error?: { code?: number; message: string; data?: unknown } }
+  | { type: 'retry'; retry: ModelRetryParams }
   | { type: 'addContext'; item: ContextItem }
   | { type: 'truncate'; messageId: string }
   | { type: 'notice'; text: string; level: 'info' | 'warning' }
@@ -84,6 +89,19 @@ export function promptBlocks(text: string, context: ContextItem[]): ContentBlock
   return blocks;
 }
 
+/** A failed prompt's error as the panel gets it: the JSON-RPC error's code, message and data. */
+export function promptError(e: unknown): { code?: number; message: string; data?: unknown } {
+  if (e && typeof e === 'object' && 'message' in e) {
+    const r = e as { code?: unknown; message: unknown; data?: unknown };
+    return {
+      message: String(r.message),
+      ...(typeof r.code === 'number' ? { code: r.code } : {}),
+      ...(r.data !== undefined && r.data !== null ? { data: r.data } : {}),
+    };
+  }
+  return { message: String(e) };
+}
+
 export interface RewindResult {
   restored: string[];
   conflicts: { path: string; reason: string }[];
@@ -109,6 +127,8 @@ export class Sessions {
   mode: string;
   busy = false;
   ready = false;
+  /** The agent could not be started (the panel says so instead of "Starting the agent…"). */
+  failed = false;
   pending = 0;
   list: SessionInfo[] = [];
   private connection: Connection | undefined;
@@ -116,6 +136,8 @@ export class Sessions {
   onTurnEnd: (sessionId: string) => void = () => undefined;
   /** Called on every state change (the status bar follows it). */
   onState: () => void = () => undefined;
+  /** Called when the open session changes (remembered per workspace, reopened after a reload). */
+  onSessionChanged: (sessionId: string | null) => void = () => undefined;
   /** The workspace roots, for workspace-relative paths in the cards. */
   roots: () => string[] = () => [];
   private prompts = 0;
@@ -132,11 +154,32 @@ export class Sessions {
   async attach(connection: Connection | undefined): Promise<void> {
     this.connection = connection;
     this.ready = connection !== undefined;
+    if (connection) this.failed = false;
     this.busy = false;
     this.pushState();
     if (!connection) return;
     await this.refreshList();
-    if (this.sessionId) await this.load(this.sessionId);
+    if (!this.sessionId) return;
+    try {
+      await this.load(this.sessionId);
+    } catch (e) {
+      // A session that is gone (deleted, another data dir) is forgotten; the panel starts empty.
+      if ((e as { code?: unknown }).code === RESOURCE_NOT_FOUND) {
+        this.sessionId = null;
+        this.onSessionChanged(null);
+        this.view.post({ type: 'clear' });
+        this.pushState();
+      } else {
+        this.view.post({ type: 'error', message: `The last session could not be reopened: ${e instanceof Error ? e.message : String(e)}` });
+      }
+    }
+  }
+
+  /** The agent did not start: the status stops saying "Starting the agent…". */
+  fail(): void {
+    this.failed = true;
+    this.ready = false;
+    this.pushState();
   }
 
   pushState(): void {
@@ -147,6 +190,7 @@ export class Sessions {
       mode: this.mode,
       busy: this.busy,
       ready: this.ready,
+      failed: this.failed,
       pending: this.pending,
       roots: this.roots(),
     });
@@ -174,6 +218,7 @@ export class Sessions {
       mcpServers: [],
     });
     this.sessionId = r.sessionId;
+    this.onSessionChanged(r.sessionId);
     if (clear) this.view.post({ type: 'clear' });
     const current = r.modes?.currentModeId;
     if (current && current !== this.mode) {
@@ -188,6 +233,7 @@ export class Sessions {
 
   async load(sessionId: string): Promise<void> {
     this.sessionId = sessionId;
+    this.onSessionChanged(sessionId);
     this.view.post({ type: 'clear' });
     this.pushState();
     const r = await this.conn().sendRequest<object, { modes?: { currentModeId: string } | null } | null>(SessionLoad, {
@@ -205,6 +251,12 @@ export class Sessions {
       await this.conn().sendRequest(SessionSetMode, { sessionId: this.sessionId, modeId });
     }
     this.pushState();
+  }
+
+  /** `_sidecar/model_retry`: the panel shows a live line until the turn proceeds. */
+  onRetry(p: ModelRetryParams): void {
+    if (p.sessionId !== this.sessionId) return;
+    this.view.post({ type: 'retry', retry: p });
   }
 
   onUpdate(n: SessionNotification): void {
@@ -225,6 +277,7 @@ export class Sessions {
     this.busy = true;
     this.pushState();
     let stop: StopReason | 'error' = 'error';
+    let error: { code?: number; message: string; data?: unknown } | undefined;
     let sessionId = this.sessionId;
     try {
       if (!sessionId) sessionId = await this.newSession(false);
@@ -234,11 +287,12 @@ export class Sessions {
       const messageId = r._meta?.sidecar?.userMessageId;
       if (messageId) this.view.post({ type: 'userMessageId', promptId, messageId });
     } catch (e) {
-      this.view.post({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+      // Said once, as the turn's end (the panel draws the error line, with Retry when it may pass).
+      error = promptError(e);
     } finally {
       this.busy = false;
       if (sessionId) this.onTurnEnd(sessionId);
-      this.view.post({ type: 'turnEnd', stopReason: stop });
+      this.view.post({ type: 'turnEnd', stopReason: stop, ...(error ? { error } : {}) });
       this.pushState();
       void this.refreshList();
     }

@@ -6,6 +6,7 @@ import { Cards, type PermissionOptionView } from './cards';
 import { Composer } from './composer';
 import { md } from './markdown';
 import { MessageActions, truncateTranscript } from './messageActions';
+import { errorView, type ErrorView, type ModelRetry, RetryLine, sentPrompt, turnEndOf, type TurnEndView, turnEndView } from './replay';
 import { ScrollFollower } from './scroll';
 
 interface VsCodeApi {
@@ -210,15 +211,20 @@ function usage(u: Update): void {
 }
 
 function onUpdate(u: Update): void {
+  if (u.sessionUpdate !== 'user_message_chunk') replayedUser = null;
+  if (u.sessionUpdate !== 'available_commands_update' && u.sessionUpdate !== 'usage_update' && u.sessionUpdate !== 'current_mode_update') clearRetryLine();
   switch (u.sessionUpdate) {
-    case 'agent_message_chunk':
-      appendChunk('agent', blockText(u.content));
+    case 'agent_message_chunk': {
+      const end = turnEndOf(u);
+      if (end) drawTurnEnd(turnEndView(end));
+      else appendChunk('agent', blockText(u.content));
       break;
+    }
     case 'agent_thought_chunk':
       appendChunk('thought', blockText(u.content));
       break;
     case 'user_message_chunk':
-      appendChunk('user', blockText(u.content), false);
+      replayedChunk(u);
       break;
     case 'tool_call':
     case 'tool_call_update':
@@ -246,6 +252,7 @@ function setBusy(b: boolean): void {
   stopBtn.hidden = !b;
   composer.setEnabled(!b && ready);
   actions.setBusy(b, transcript);
+  for (const r of Array.from(transcript.querySelectorAll<HTMLButtonElement>('.retry-btn'))) r.disabled = b || !ready;
   document.body.dataset.busy = String(b);
 }
 
@@ -289,7 +296,7 @@ function sessionLabel(s: SessionInfo): string {
   return `${s.title || s.sessionId.slice(0, 8)}${when}`;
 }
 
-function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; pending: number; roots?: string[] }): void {
+function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed?: boolean; pending: number; roots?: string[] }): void {
   ready = m.ready;
   if (m.roots) roots = m.roots;
   sessionsSel.textContent = '';
@@ -303,16 +310,16 @@ function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: str
   }
   sessionsSel.value = m.sessionId && m.sessions.some((s) => s.sessionId === m.sessionId) ? m.sessionId : '';
   modeSel.value = m.mode;
-  statusEl.textContent = !m.ready ? 'Starting the agent…' : m.pending > 0 ? `${m.pending} waiting for you` : '';
+  statusEl.textContent = !m.ready ? (m.failed ? 'The agent is not running (see the error below).' : 'Starting the agent…') : m.pending > 0 ? `${m.pending} waiting for you` : '';
+  document.body.dataset.failed = String(Boolean(m.failed));
   document.body.dataset.ready = String(m.ready);
   document.body.dataset.sessionId = m.sessionId ?? '';
   setBusy(m.busy);
 }
 
-function userMessage(text: string, context: ContextItem[], promptId?: string): void {
-  endStream();
-  const wrap = el('div', 'msg user');
-  if (promptId) wrap.dataset.promptId = promptId;
+/** A user message as the panel draws it, live or replayed: the text, then a chip or thumbnail per item. */
+function fillUser(wrap: HTMLElement, text: string, context: ContextItem[]): void {
+  wrap.textContent = '';
   wrap.appendChild(el('div', 'body', text));
   for (const c of context) {
     if (c.kind === 'image' && c.data) {
@@ -325,8 +332,113 @@ function userMessage(text: string, context: ContextItem[], promptId?: string): v
     }
   }
   actions.remember(wrap, text, context);
+}
+
+function userMessage(text: string, context: ContextItem[], promptId?: string): void {
+  endStream();
+  replayedUser = null;
+  dropRetryButtons();
+  const wrap = el('div', 'msg user');
+  if (promptId) wrap.dataset.promptId = promptId;
+  fillUser(wrap, text, context);
   transcript.appendChild(wrap);
   jumpToBottom();
+}
+
+/** The replayed prompt being rebuilt: its chunks share one `messageId` (one prompt is one message). */
+let replayedUser: { key: string; blocks: Record<string, unknown>[]; wrap: HTMLElement } | null = null;
+
+function replayedChunk(u: Update): void {
+  const key = typeof u.messageId === 'string' ? u.messageId : '';
+  const block = (u.content ?? {}) as Record<string, unknown>;
+  if (!replayedUser || replayedUser.key !== key) {
+    endStream();
+    dropRetryButtons();
+    const wrap = el('div', 'msg user');
+    transcript.appendChild(wrap);
+    replayedUser = { key, blocks: [], wrap };
+  }
+  replayedUser.blocks.push(block);
+  const sent = sentPrompt(replayedUser.blocks, roots);
+  fillUser(replayedUser.wrap, sent.text, sent.context as ContextItem[]);
+  const meta = (u._meta as { sidecar?: { userMessageId?: unknown } } | undefined)?.sidecar;
+  if (typeof meta?.userMessageId === 'string') actions.attach(replayedUser.wrap, meta.userMessageId);
+  actions.setBusy(busy, transcript);
+  contentChanged();
+}
+
+// ------------------------------------------------------------------------------------ turn ends, errors, retries
+
+/** An error line; a retryable one offers Retry, which sends the user message before it again. */
+function errorLine(v: ErrorView): HTMLElement {
+  const line = el('div', 'error');
+  line.appendChild(el('span', 'error-text', v.message));
+  if (v.retry) {
+    const b = el('button', 'retry-btn', 'Retry');
+    b.title = 'Send the last message again';
+    b.disabled = busy || !ready;
+    b.addEventListener('click', () => {
+      if (busy || !ready) return;
+      let prev = line.previousElementSibling;
+      while (prev && !(prev as HTMLElement).classList.contains('user')) prev = prev.previousElementSibling;
+      const sent = prev ? actions.sentOf(prev as HTMLElement) : undefined;
+      if (!sent) return;
+      b.remove();
+      vscode.postMessage({ type: 'prompt', text: sent.text, context: sent.context });
+    });
+    line.appendChild(b);
+  }
+  return line;
+}
+
+function dropRetryButtons(): void {
+  for (const b of Array.from(transcript.querySelectorAll('.retry-btn'))) b.remove();
+}
+
+/** The end of a turn, live or replayed: the note ("Stopped."), the error line, then the marker. */
+function drawTurnEnd(v: TurnEndView): void {
+  endStream();
+  replayedUser = null;
+  clearRetryLine();
+  if (v.note) transcript.appendChild(el('div', `turn-end ${v.reason}`, v.note));
+  if (v.error) transcript.appendChild(errorLine(v.error));
+  const end = el('div', 'turn-marker');
+  end.dataset.stopReason = v.reason;
+  transcript.appendChild(end);
+  // The live echo's local id has served (the message has its sidecar id by now): live and replayed match.
+  for (const w of Array.from(transcript.querySelectorAll<HTMLElement>('.msg.user[data-prompt-id]'))) delete w.dataset.promptId;
+  contentChanged();
+}
+
+const retryLine = new RetryLine();
+let retryEl: HTMLElement | null = null;
+let retryTimer: ReturnType<typeof setInterval> | undefined;
+
+/** `_sidecar/model_retry`: a live line at the bottom of the transcript, counting down to the next attempt. */
+function showRetry(r: ModelRetry): void {
+  endStream();
+  retryLine.show(r);
+  if (!retryEl) {
+    retryEl = el('div', 'retry-line');
+    retryEl.setAttribute('role', 'status');
+  }
+  transcript.appendChild(retryEl);
+  retryEl.textContent = retryLine.text();
+  if (r.message) retryEl.title = r.message;
+  if (retryTimer === undefined) {
+    retryTimer = setInterval(() => {
+      if (retryEl) retryEl.textContent = retryLine.text();
+    }, 500);
+  }
+  contentChanged();
+}
+
+function clearRetryLine(): void {
+  retryLine.clear();
+  if (retryTimer !== undefined) clearInterval(retryTimer);
+  retryTimer = undefined;
+  retryEl?.remove();
+  retryEl = null;
 }
 
 window.addEventListener('message', (ev: MessageEvent) => {
@@ -336,6 +448,8 @@ window.addEventListener('message', (ev: MessageEvent) => {
       state(m as unknown as Parameters<typeof state>[0]);
       break;
     case 'clear':
+      clearRetryLine();
+      replayedUser = null;
       transcript.textContent = '';
       cards.clear();
       streaming = null;
@@ -366,15 +480,13 @@ window.addEventListener('message', (ev: MessageEvent) => {
       contentChanged();
       break;
     case 'turnEnd': {
-      endStream();
-      const reason = String(m.stopReason);
-      if (reason !== 'end_turn') transcript.appendChild(el('div', `turn-end ${reason}`, reason === 'cancelled' ? 'Stopped.' : `Turn ended: ${reason}`));
-      const end = el('div', 'turn-marker');
-      end.dataset.stopReason = reason;
-      transcript.appendChild(end);
-      contentChanged();
+      const error = m.error as { message?: string; data?: Record<string, unknown> | null } | undefined;
+      drawTurnEnd(turnEndView({ stopReason: String(m.stopReason), ...(error ? { error } : {}) }));
       break;
     }
+    case 'retry':
+      showRetry(m.retry as ModelRetry);
+      break;
     case 'approval':
       cards.offer(String(m.key), m.toolCall as Record<string, unknown>, m.options as PermissionOptionView[]);
       break;
@@ -394,7 +506,7 @@ window.addEventListener('message', (ev: MessageEvent) => {
       composer.fileResults(Number(m.requestId), m.items as { path: string; isFolder: boolean }[]);
       break;
     case 'error':
-      transcript.appendChild(el('div', 'error', String(m.message)));
+      transcript.appendChild(errorLine(errorView(String(m.message ?? ''), null)));
       contentChanged();
       break;
   }

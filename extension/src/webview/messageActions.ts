@@ -43,6 +43,11 @@ export class MessageActions {
     this.sent.set(wrap, { text, context });
   }
 
+  /** What a user message sent (Retry sends it again). */
+  sentOf(wrap: HTMLElement): { text: string; context: ContextItem[] } | undefined {
+    return this.sent.get(wrap);
+  }
+
   /** The message got its id from the sidecar: it can now be rewound to. */
   attach(wrap: HTMLElement, messageId: string): void {
     wrap.dataset.messageId = messageId;

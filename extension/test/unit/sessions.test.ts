@@ -86,7 +86,7 @@ describe('sessions', () => {
   it('a failed prompt shows the error and ends the turn', async () => {
     conn.answers.set('session/prompt', () => Promise.reject(new Error('The model request failed: 401')));
     expect(await sessions.prompt('hi', [])).toBe('error');
-    expect(posted).toContainEqual({ type: 'error', message: 'The model request failed: 401' });
+    expect(posted).toContainEqual({ type: 'turnEnd', stopReason: 'error', error: { message: 'The model request failed: 401' } });
     expect(sessions.busy).toBe(false);
   });
 
@@ -194,5 +194,62 @@ describe('checkpoints', () => {
     sessions.busy = true;
     await expect(sessions.rewind('msg_1', true, true)).rejects.toThrow(/stop it before restoring/);
     expect(conn.requests.some((r) => r.method === '_sidecar/sessions/rewind')).toBe(false);
+  });
+});
+
+describe('failures, retries and the last session (issue 12)', () => {
+  it('a failed prompt ends the turn once, with the error (code, message, data) and no separate error line', async () => {
+    const data = { kind: 'model_unavailable', retryable: true, status: 500, errorType: 'api_error', providerMessage: 'Internal server error', attempts: 7 };
+    conn.answers.set('session/prompt', () => {
+      throw Object.assign(new Error('The model API answered HTTP 500 (api_error): Internal server error after 7 attempts.'), { code: -32050, data });
+    });
+    expect(await sessions.prompt('hello', [])).toBe('error');
+    expect(posted.filter((m) => m.type === 'error')).toEqual([]);
+    expect(posted.filter((m) => m.type === 'turnEnd')).toEqual([
+      { type: 'turnEnd', stopReason: 'error', error: { code: -32050, message: 'The model API answered HTTP 500 (api_error): Internal server error after 7 attempts.', data } },
+    ]);
+  });
+
+  it('_sidecar/model_retry of the open session reaches the panel; another session\'s does not', async () => {
+    await sessions.newSession();
+    const retry = { sessionId: 'S1', attempt: 1, maxAttempts: 7, delayMs: 1000, status: 500, errorType: 'api_error', message: 'm' };
+    sessions.onRetry(retry);
+    sessions.onRetry({ ...retry, sessionId: 'other' });
+    expect(posted.filter((m) => m.type === 'retry')).toEqual([{ type: 'retry', retry }]);
+  });
+
+  it('the open session is remembered, and reloaded when the agent (re)starts', async () => {
+    const seen: (string | null)[] = [];
+    const s = new Sessions({ post: (m) => posted.push(m) }, () => '/ws', 'default');
+    s.onSessionChanged = (id) => seen.push(id);
+    s.sessionId = 'old';
+    await s.attach(conn);
+    expect(conn.requests.filter((r) => r.method === 'session/load').map((r) => r.params)).toEqual([{ sessionId: 'old', cwd: '/ws', mcpServers: [] }]);
+    await s.newSession();
+    expect(seen).toEqual(['old', 'S1']);
+  });
+
+  it('a remembered session that is gone is forgotten; the panel starts empty', async () => {
+    conn.answers.set('session/load', () => {
+      throw Object.assign(new Error('Unknown session'), { code: -32002 });
+    });
+    const seen: (string | null)[] = [];
+    const s = new Sessions({ post: (m) => posted.push(m) }, () => '/ws', 'default');
+    s.onSessionChanged = (id) => seen.push(id);
+    s.sessionId = 'gone';
+    await s.attach(conn);
+    expect(s.sessionId).toBeNull();
+    expect(seen).toEqual(['gone', null]);
+    expect(posted.filter((m) => m.type === 'error')).toEqual([]);
+  });
+
+  it('an agent that did not start is "failed", not "starting"', async () => {
+    const s = new Sessions({ post: (m) => posted.push(m) }, () => '/ws', 'default');
+    await s.attach(undefined);
+    s.fail();
+    const last = posted.filter((m): m is Extract<ToView, { type: 'state' }> => m.type === 'state').at(-1);
+    expect(last).toMatchObject({ ready: false, failed: true });
+    await s.attach(conn);
+    expect(s.failed).toBe(false);
   });
 });
