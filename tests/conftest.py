@@ -95,6 +95,14 @@ def sidecar_env(tmp_path: Path, model_server: ScriptedModelServer) -> dict[str, 
     return env
 
 
+def trust_workspace(env: dict[str, str], workspace: Path) -> None:
+    """The user trusted ``workspace`` earlier (their remembered answer, as "Always trust" leaves it):
+    its project settings (allow rules, hooks …) apply without a question."""
+    from sidecar.permissions.trust import TrustStore
+
+    TrustStore(Path(env["XDG_DATA_HOME"]) / "sidecar" / "trust.json").set_workspace(workspace.resolve(), True)
+
+
 class Harness:
     """One spawned sidecar plus conveniences for the common steps of a test."""
 

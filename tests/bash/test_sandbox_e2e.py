@@ -15,7 +15,7 @@ from sidecar.shell.classify import Analysis
 from sidecar.testing.scripted_server import ScriptedModelServer
 from sidecar.tools.bash import sandbox
 from tests.bash.test_bash_e2e import result_text
-from tests.conftest import Harness, reject_once
+from tests.conftest import Harness, reject_once, trust_workspace
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason=f"no sandbox: {sandbox.unavailable_reason()}")
 
@@ -41,12 +41,13 @@ async def run_calls(harness: Harness, model: ScriptedModelServer, session: str,
 
 
 async def test_a_writer_that_runs_without_asking_cannot_touch_claude_or_git(
-    acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer
+    acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer, sidecar_env: dict[str, str]
 ) -> None:
     git("init", "-q", str(workspace))
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["Bash(python3 *)"]}}))
+    trust_workspace(sidecar_env, workspace)  # a project allow rule applies only in a trusted workspace
     config_before = (workspace / ".git" / "config").read_bytes()
     acp_sidecar.permission_policy = reject_once
     session = await acp_sidecar.new_session(workspace)

@@ -6,16 +6,17 @@ import json
 from pathlib import Path
 
 from sidecar.testing.scripted_server import ScriptedModelServer
-from tests.conftest import Harness
+from tests.conftest import Harness, trust_workspace
 from tests.web.conftest import LocalServer
 
 
 async def test_model_fetches_a_page_and_sees_it(acp_sidecar: Harness, workspace: Path,
                                                 model_server: ScriptedModelServer,
-                                                http_server: LocalServer) -> None:
+                                                http_server: LocalServer, sidecar_env: dict[str, str]) -> None:
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}}))
+    trust_workspace(sidecar_env, workspace)  # a project allow rule applies only in a trusted workspace
     http_server.page("/changelog", "<html><body><nav>menu</nav><h1>Changelog</h1>"
                                    "<p>Version 3.2 adds the frobnicate flag.</p></body></html>")
     url = http_server.url("/changelog")
