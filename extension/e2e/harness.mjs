@@ -80,7 +80,9 @@ async function waitForHttp(url, timeoutMs) {
 }
 
 export class Harness {
-  constructor() {
+  /** `name` prefixes the screenshots and the kept logs (several suites share artifacts/e2e). */
+  constructor(name = '') {
+    this.name = name;
     this.root = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-e2e-'));
     this.workspace = path.join(this.root, 'workspace');
     this.logDir = path.join(this.root, 'logs');
@@ -212,7 +214,7 @@ export class Harness {
 
   async screenshot(name) {
     this.shot += 1;
-    const file = path.join(artifacts, `${String(this.shot).padStart(2, '0')}-${name}.png`);
+    const file = path.join(artifacts, `${this.name ? `${this.name}-` : ''}${String(this.shot).padStart(2, '0')}-${name}.png`);
     await this.page.screenshot({ path: file });
     return file;
   }
@@ -221,7 +223,7 @@ export class Harness {
     if (this.browser) await this.browser.close().catch(() => undefined);
     for (const c of this.children.reverse()) await c.stopGroup();
     // Keep the logs with the screenshots.
-    const logsOut = path.join(artifacts, 'logs');
+    const logsOut = path.join(artifacts, this.name ? `logs-${this.name}` : 'logs');
     fs.mkdirSync(logsOut, { recursive: true });
     for (const f of fs.readdirSync(this.logDir)) fs.copyFileSync(path.join(this.logDir, f), path.join(logsOut, f));
     const extLogs = path.join(this.root, 'user-data', 'logs');

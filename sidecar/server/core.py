@@ -341,6 +341,9 @@ class SessionCore:
         try:
             result = await self._prompt_turn(turn)
         except RpcError as exc:
+            # The rewind id of a prompt that failed after its checkpoint, as a result would carry it.
+            if isinstance(exc.data, dict) and turn.meta.get("userMessageId"):
+                exc.data.setdefault("userMessageId", turn.meta["userMessageId"])
             session.log.turn_end(prompt_id, "error", user_message_id=turn.meta.get("userMessageId"),
                                  error={"code": exc.code, "message": exc.message, "data": exc.data})
             raise

@@ -84,6 +84,8 @@ async def test_every_error_path_has_its_code(sidecar_env: dict[str, str], model_
         model_server.add_turns([{"fault": "http", "status": 400, "message": "bad request from test"}])
         got, data = await _code(process, "session/prompt",
                                 {"sessionId": ctx["session"], "prompt": [{"type": "text", "text": "hi"}]})
+        # (with the failed prompt's rewind id, as a result's _meta.sidecar.userMessageId would carry it)
+        assert str(data.pop("userMessageId", "")).startswith("msg_")
         assert (got, data) == (-32050, {"kind": "model_unavailable", "retryable": False, "status": 400,
                                         "errorType": "invalid_request_error",
                                         "providerMessage": "bad request from test", "attempts": 1})

@@ -289,6 +289,8 @@ export class Sessions {
     } catch (e) {
       // Said once, as the turn's end (the panel draws the error line, with Retry when it may pass).
       error = promptError(e);
+      const failedId = (error.data as { userMessageId?: unknown } | undefined)?.userMessageId;
+      if (typeof failedId === 'string') this.view.post({ type: 'userMessageId', promptId, messageId: failedId });
     } finally {
       this.busy = false;
       if (sessionId) this.onTurnEnd(sessionId);

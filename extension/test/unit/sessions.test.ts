@@ -199,12 +199,13 @@ describe('checkpoints', () => {
 
 describe('failures, retries and the last session (issue 12)', () => {
   it('a failed prompt ends the turn once, with the error (code, message, data) and no separate error line', async () => {
-    const data = { kind: 'model_unavailable', retryable: true, status: 500, errorType: 'api_error', providerMessage: 'Internal server error', attempts: 7 };
+    const data = { kind: 'model_unavailable', retryable: true, status: 500, errorType: 'api_error', providerMessage: 'Internal server error', attempts: 7, userMessageId: 'msg_1' };
     conn.answers.set('session/prompt', () => {
       throw Object.assign(new Error('The model API answered HTTP 500 (api_error): Internal server error after 7 attempts.'), { code: -32050, data });
     });
     expect(await sessions.prompt('hello', [])).toBe('error');
     expect(posted.filter((m) => m.type === 'error')).toEqual([]);
+    expect(posted.filter((m) => m.type === 'userMessageId')).toEqual([{ type: 'userMessageId', promptId: 'p1', messageId: 'msg_1' }]);
     expect(posted.filter((m) => m.type === 'turnEnd')).toEqual([
       { type: 'turnEnd', stopReason: 'error', error: { code: -32050, message: 'The model API answered HTTP 500 (api_error): Internal server error after 7 attempts.', data } },
     ]);
