@@ -101,7 +101,7 @@ step('a model failing on every attempt: the retry line, then one readable error 
   const line = chat.locator('.retry-line');
   await line.waitFor({ state: 'visible', timeout: 30000 });
   const first = await line.textContent();
-  assert.match(first, /^Retrying… attempt \d of 7 (in \d+ s|now): HTTP 500 api$/);
+  assert.match(first, /^Retrying… attempt \d of 7 (in \d+ s|now): HTTP 500 server error$/);
   await h.screenshot('retry-line');
   await chat.locator('.turn-marker').nth(n).waitFor({ state: 'attached', timeout: 90000 });
   assert.equal(await chat.locator('.turn-marker').nth(n).getAttribute('data-stop-reason'), 'error');

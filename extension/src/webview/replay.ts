@@ -75,8 +75,16 @@ export interface ModelRetry {
   agent?: string;
 }
 
+const ERROR_WORDS: Record<string, string> = {
+  overloaded_error: 'overloaded',
+  api_error: 'server error',
+  rate_limit_error: 'rate limited',
+  connection_error: 'connection failed',
+  timeout: 'timed out',
+};
+
 function what(r: ModelRetry): string {
-  const type = (r.errorType ?? '').replace(/_error$/, '').replace(/_/g, ' ');
+  const type = r.errorType ? (ERROR_WORDS[r.errorType] ?? r.errorType.replace(/_/g, ' ')) : '';
   if (r.status) return type ? `HTTP ${r.status} ${type}` : `HTTP ${r.status}`;
   return type || 'the request failed';
 }

@@ -42,7 +42,7 @@ describe('the retry line', () => {
 
   it('names the next attempt, the wait and the failure', () => {
     expect(retryLineText(retry, 4000)).toBe('Retrying… attempt 2 of 7 in 4 s: HTTP 529 overloaded');
-    expect(retryLineText({ ...retry, status: undefined, errorType: 'connection_error' }, 1200)).toBe('Retrying… attempt 2 of 7 in 2 s: connection');
+    expect(retryLineText({ ...retry, status: undefined, errorType: 'connection_error' }, 1200)).toBe('Retrying… attempt 2 of 7 in 2 s: connection failed');
     expect(retryLineText({ ...retry, agent: 'Explore' }, 0)).toBe('Retrying (Explore)… attempt 2 of 7 now: HTTP 529 overloaded');
   });
 
@@ -58,7 +58,7 @@ describe('the retry line', () => {
     now += 5000;
     expect(line.text()).toBe('Retrying… attempt 2 of 7 now: HTTP 529 overloaded');
     line.show({ ...retry, attempt: 2, delayMs: 8000, status: 500, errorType: 'api_error' });
-    expect(line.text()).toBe('Retrying… attempt 3 of 7 in 8 s: HTTP 500 api');
+    expect(line.text()).toBe('Retrying… attempt 3 of 7 in 8 s: HTTP 500 server error');
     expect(line.clear()).toBe(true);
     expect(line.visible).toBe(false);
     expect(line.clear()).toBe(false);
