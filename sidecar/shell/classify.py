@@ -1944,19 +1944,30 @@ _SED_SPEC = _opts.Spec(
 )
 
 
+def _inline_programs(cmd: SimpleCommand, parsed: _opts.Parsed, options: tuple[str, str],
+                     what: str) -> list[str] | str:
+    """The programs a sed/awk command runs: those given with ``options`` (``-e``/its long form), else
+    its first operand; a reason string when there is none or it is only known at run time."""
+    programs = parsed.values.get(options[0], []) + parsed.values.get(options[1], [])
+    if programs:
+        return programs
+    if not parsed.operands:
+        return f"{what} without a visible program"
+    k = parsed.operands[0]
+    if not cmd.literal[1 + k]:
+        return f"{what} program only known at run time"
+    return [cmd.args[k]]
+
+
 def _check_sed_ro(cmd: SimpleCommand) -> str | None:
     parsed = _opts.parse_options(_SED_SPEC, cmd.args, cmd.raw_words[1:], cmd.literal[1:])
     if not parsed.ok:
         return parsed.reason + " (sed -i edits in place, -f reads a script we do not see)"
-    scripts = parsed.values.get("-e", []) + parsed.values.get("--expression", [])
-    if not scripts:
-        if not parsed.operands:
-            return "sed without a script"
-        k = parsed.operands[0]
-        if not cmd.literal[1 + k]:
-            return "sed script only known at run time"
-        scripts = [cmd.args[k]]
-    elif not all(cmd.literal[1 + k] for k in range(len(cmd.args))):
+    scripts = _inline_programs(cmd, parsed, ("-e", "--expression"), "sed")
+    if isinstance(scripts, str):
+        return scripts
+    given_with_e = bool(parsed.values.get("-e") or parsed.values.get("--expression"))
+    if given_with_e and not all(cmd.literal[1 + k] for k in range(len(cmd.args))):
         return "sed with words only known at run time"
     for s in scripts:
         if not _sed_script_is_safe(s):
@@ -1975,14 +1986,9 @@ def _check_awk_ro(cmd: SimpleCommand) -> str | None:
     parsed = _opts.parse_options(_AWK_SPEC, cmd.args, cmd.raw_words[1:], cmd.literal[1:])
     if not parsed.ok:
         return parsed.reason + " (awk -f/-E/-i/-l load code, -W and --profile/--dump-variables write)"
-    programs = parsed.values.get("-e", []) + parsed.values.get("--source", [])
-    if not programs:
-        if not parsed.operands:
-            return "awk without a visible program"
-        k = parsed.operands[0]
-        if not cmd.literal[1 + k]:
-            return "awk program only known at run time"
-        programs = [cmd.args[k]]
+    programs = _inline_programs(cmd, parsed, ("-e", "--source"), "awk")
+    if isinstance(programs, str):
+        return programs
     for program in programs:
         if re.search(r"system|\||>|@|getline|ENVIRON|PROCINFO|fflush|close|printf?\s*>", program):
             return "awk program may run commands or write files (system, |, >)"
