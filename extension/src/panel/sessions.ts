@@ -304,8 +304,7 @@ export class Sessions {
   /**
    * Back to before a user message: files (checkpoints), conversation, or both, through
    * `_sidecar/sessions/rewind`. When the conversation goes back, the transcript drops that message and
-   * everything after it (rather than reloading the session: a replay carries no message ids, so the
-   * earlier messages would lose their own restore actions).
+   * everything after it (no reload needed: the transcript already matches what a replay would show).
    */
   async rewind(messageId: string, files: boolean, conversation: boolean): Promise<RewindResult> {
     if (!this.sessionId) throw new Error('No session to rewind.');
