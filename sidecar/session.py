@@ -164,7 +164,11 @@ class SessionLog:
 
     # What the client was shown, so ``session/load`` replays it as it was (docs/protocol.md, "Replay").
     def update(self, update: dict[str, Any]) -> None:
-        """A ``session/update`` the client received."""
+        """A ``session/update`` the client received (a large diff kept as the excerpt that changed)."""
+        content = update.get("content")
+        if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "diff" for c in content):
+            update = {**update, "content": [diff_excerpt(c) if isinstance(c, dict) and c.get("type") == "diff"
+                                            else c for c in content]}
         self.store.append(self.session_id, {"type": "update", "update": update})
 
     def prompt(self, prompt_id: str, blocks: list[Any], history_length: int) -> None:
@@ -181,6 +185,33 @@ class SessionLog:
         if error is not None:
             event["error"] = error
         self.store.append(self.session_id, event)
+
+
+# A diff whose two texts together are longer than this is logged as the lines that changed with three
+# lines of context (an Edit of a 22 MB file wrote 44 MB to the log per call): the replay shows the same
+# change, the excerpt's first line number in ``_meta.sidecar.excerpt.fromLine``.
+LOGGED_DIFF_CAP = 256 * 1024
+EXCERPT_CONTEXT_LINES = 3
+
+
+def diff_excerpt(item: dict[str, Any]) -> dict[str, Any]:
+    old = item.get("oldText") or ""
+    new = item.get("newText") or ""
+    if not isinstance(old, str) or not isinstance(new, str) or len(old) + len(new) <= LOGGED_DIFF_CAP:
+        return item
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    shorter = min(len(a), len(b))
+    head = 0
+    while head < shorter and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < shorter - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    start = max(0, head - EXCERPT_CONTEXT_LINES)
+    keep_tail = max(0, tail - EXCERPT_CONTEXT_LINES)
+    meta = {"excerpt": {"fromLine": start + 1, "oldLength": len(old), "newLength": len(new)}}
+    return {**item, "oldText": "".join(a[start:len(a) - keep_tail]) if item.get("oldText") is not None else None,
+            "newText": "".join(b[start:len(b) - keep_tail]), "_meta": {"sidecar": meta}}
 
 
 @dataclass

@@ -237,3 +237,20 @@ async def test_no_network_is_known_within_seconds(sidecar_env: dict[str, str], m
     assert data["errorType"] == "connection_error" and data["retryable"] is True and "status" not in data
     printed = console.export_text()
     assert "↻ The model API failed (connection error" in printed and "attempt 2 of 3" in printed
+
+
+def test_a_large_diff_is_logged_as_the_lines_that_changed(tmp_path: Path) -> None:
+    from sidecar.session import SessionLog
+    from sidecar.store import SessionStore
+
+    old = "".join(f"line {i}\n" for i in range(100_000))
+    new = old.replace("line 50000\n", "line fifty thousand\n")
+    store = SessionStore(tmp_path)
+    SessionLog(store, "sess_big").update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": [
+        {"type": "diff", "path": "/w/big.txt", "oldText": old, "newText": new}]})
+    saved = store.path("sess_big").read_text()
+    assert len(saved) < 2_000  # not the 2 × 1.3 MB of the two texts
+    (logged,) = [json.loads(line)["update"]["content"][0] for line in saved.splitlines()]
+    assert logged["oldText"] == "line 49997\nline 49998\nline 49999\nline 50000\nline 50001\nline 50002\nline 50003\n"
+    assert logged["newText"] == logged["oldText"].replace("line 50000\n", "line fifty thousand\n")
+    assert logged["_meta"]["sidecar"]["excerpt"] == {"fromLine": 49998, "oldLength": len(old), "newLength": len(new)}
