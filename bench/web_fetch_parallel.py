@@ -89,7 +89,8 @@ async def main() -> None:
         (ws / ".claude").mkdir(parents=True)
         (ws / ".claude" / "settings.json").write_text(
             json.dumps({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}}))
-        session = govern(Session(id="sess_bench", cwd=ws, channel=Channel(), store=SessionStore(Path(tmp) / "store")))
+        session = govern(Session(id="sess_bench", cwd=ws, channel=Channel(), store=SessionStore(Path(tmp) / "store")),
+                         trusted=True)  # its project allow rule applies only in a trusted workspace
         loop = AgentLoop(session, ToolRegistry([WebFetch(), WebSearch()]), ModelClient(ModelSettings()), "",
                          Conversation())
         counter = iter(range(10**6))
