@@ -146,7 +146,7 @@ export class Harness {
   }
 
   /** User settings, the .vsix installed offline, code-server serving on loopback. */
-  async startCodeServer(settings = {}) {
+  async startCodeServer(settings = {}, { workspaceTrust = false } = {}) {
     const userData = path.join(this.root, 'user-data');
     const extensions = path.join(this.root, 'extensions');
     const userDir = path.join(userData, 'User');
@@ -155,7 +155,8 @@ export class Harness {
       path.join(userDir, 'settings.json'),
       JSON.stringify(
         {
-          'security.workspace.trust.enabled': false,
+          'security.workspace.trust.enabled': workspaceTrust,
+          ...(workspaceTrust ? { 'security.workspace.trust.startupPrompt': 'never' } : {}),
           'workbench.startupEditor': 'none',
           'workbench.tips.enabled': false,
           'workbench.enableExperiments': false,
@@ -187,7 +188,7 @@ export class Harness {
       '--auth', 'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       '--user-data-dir', userData,
       '--extensions-dir', extensions,

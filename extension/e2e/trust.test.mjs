@@ -1,0 +1,75 @@
+// Issue 16 in a real editor: the hostile fixture repository opened in VS Code with Workspace Trust on. In
+// Restricted Mode a turn runs none of what the repository brings (no hook, no .mcp.json server); once the
+// user trusts the workspace, the extension tells the sidecar and the project's hooks run.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Harness, chatFrame, python, repoRoot, runCommand } from './harness.mjs';
+
+const h = new Harness('trust');
+const ws = h.workspace;
+
+const turns = [
+  { content: [{ type: 'text', text: 'Restricted turn.' }] },
+  { content: [{ type: 'text', text: 'Trusted turn.' }] },
+];
+
+const canaries = () => fs.readdirSync(ws).filter((f) => f.startsWith('.canary'));
+
+let page;
+let chat;
+
+before(async () => {
+  assert.ok(fs.existsSync(python), `no Python at ${python}: run "uv sync" in ${repoRoot}`);
+  // The fixture without its CLAUDE.md: that one imports ~/.ssh/id_rsa, and code-server runs with the real HOME.
+  fs.cpSync(path.join(repoRoot, 'fixtures', 'hostile-repo'), ws, { recursive: true, verbatimSymlinks: true });
+  fs.rmSync(path.join(ws, 'CLAUDE.md'));
+  const url = await h.startModel(turns);
+  await h.startCodeServer({ 'sidecar.pythonPath': python, 'sidecar.apiBaseUrl': url, 'sidecar.approvalStyle': 'notification' }, { workspaceTrust: true });
+  page = await h.openBrowser();
+  chat = await chatFrame(page);
+  await chat.locator('body[data-ready="true"]').waitFor({ timeout: 90000 });
+  await runCommand(page, 'Sidecar: Set API Key');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('test-key');
+  await input.press('Enter');
+  await chat.locator('body[data-ready="false"]').waitFor({ state: 'attached', timeout: 10000 });
+  await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+});
+
+after(async () => {
+  await h.close();
+});
+
+test('Restricted Mode runs nothing the hostile repository brings; trusting the workspace runs its hooks', async () => {
+  await chat.locator('#prompt').fill('hello');
+  await chat.locator('#send').click();
+  await chat.locator('.turn-marker').nth(0).waitFor({ state: 'attached', timeout: 60000 });
+  await chat.locator('.msg.agent', { hasText: 'Restricted turn.' }).waitFor({ timeout: 10000 });
+  await h.screenshot('restricted');
+  assert.deepEqual(canaries(), [], 'nothing ran in Restricted Mode');
+  assert.equal(await page.locator('.notification-toast').count(), 0, 'nothing was asked');
+
+  await runCommand(page, 'Workspaces: Manage Workspace Trust');
+  await h.screenshot('manage-trust');
+  await page.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust$/ }).first().click();
+  await sleep(1000);
+  await h.screenshot('trusted');
+  await chat.locator('#prompt').fill('again');
+  await chat.locator('#send').click();
+  const deadline = Date.now() + 60000;
+  while (!canaries().includes('.canary-sessionstart') && Date.now() < deadline) await sleep(250);
+  await h.screenshot('after-trust-prompt');
+  assert.ok(canaries().includes('.canary-sessionstart'), `the SessionStart hook ran once trusted: ${canaries()}`);
+  // The .mcp.json server is still asked about, by name and command; allowed once, it starts.
+  const card = chat.locator('.tool-card', { hasText: 'evil' }).last();
+  await card.locator('.approval button[data-kind="allow_once"]').click({ timeout: 30000 });
+  await chat.locator('.turn-marker').nth(1).waitFor({ state: 'attached', timeout: 60000 });
+  await chat.locator('.msg.agent', { hasText: 'Trusted turn.' }).waitFor({ timeout: 10000 });
+  assert.ok(canaries().includes('.canary-mcp'), `the allowed MCP server started: ${canaries()}`);
+  assert.ok(!canaries().includes('.canary-leaky'), 'the server naming the API key never runs');
+  await h.screenshot('trusted-turn');
+});
