@@ -918,6 +918,11 @@ _GIT_GLOBAL_FLAG = frozenset(
 )
 
 
+# With one of these, `git branch NAME` / `git tag NAME` lists refs matching NAME instead of creating one.
+GIT_REF_LISTING_FLAGS = frozenset({"l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
+                                   "--points-at"})
+
+
 def _check_git(args: list[str], lit: list[bool]) -> Verdict:
     if args in (["--version"], ["version"]):
         return None
@@ -981,31 +986,13 @@ def _check_git(args: list[str], lit: list[bool]) -> Verdict:
             "--create-reflog",
         }:
             return ("write", "git branch changes branches")
-        if pos and not flags & {
-            "l",
-            "--list",
-            "--contains",
-            "--no-contains",
-            "--merged",
-            "--no-merged",
-            "--points-at",
-        }:
+        if pos and not flags & GIT_REF_LISTING_FLAGS:
             return ("write", "git branch NAME creates a branch")
         return None
     if sub == "tag":
         if flags & {"d", "--delete"}:
             return ("write", "git tag -d deletes a tag")
-        if pos and not flags & {
-            "l",
-            "--list",
-            "--contains",
-            "--no-contains",
-            "--merged",
-            "--no-merged",
-            "--points-at",
-            "v",
-            "--verify",
-        }:
+        if pos and not flags & (GIT_REF_LISTING_FLAGS | {"v", "--verify"}):
             return ("write", "git tag NAME creates a tag")
         if flags & {"a", "s", "f", "m", "F", "u", "--annotate", "--sign", "--force", "--message", "--file"}:
             return ("write", "git tag creates a tag")
