@@ -27,6 +27,25 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO_WORKSPACE = REPO / "fixtures" / "demo-workspace"
 
 
+ASK_ATTEMPTS = 3
+# Typed words for the usual permission options, by ACP option kind.
+_WORD_KINDS = {"y": "allow_once", "yes": "allow_once", "a": "allow_always", "always": "allow_always",
+               "n": "reject_once", "no": "reject_once", "never": "reject_always"}
+
+
+def pick_option(options: list[dict[str, Any]], answer: str) -> dict[str, Any] | None:
+    """The option a typed answer names: its number, y/yes, n/no, a/always, never, or the start of its
+    name; ``None`` when it names none (the question is asked again rather than guessed)."""
+    text = answer.strip().lower()
+    if text.isdigit():
+        return options[int(text) - 1] if 0 < int(text) <= len(options) else None
+    kind = _WORD_KINDS.get(text)
+    if kind is not None:
+        return next((o for o in options if o.get("kind") == kind), None)
+    named = [o for o in options if str(o.get("name", "")).lower().startswith(text)] if text else []
+    return named[0] if len(named) == 1 else None
+
+
 class TerminalClient:
     def __init__(self, console: Console, *, auto_yes: bool, trust: bool = False) -> None:
         self.console = console
@@ -35,10 +54,11 @@ class TerminalClient:
         self.trust = trust
         self.renderer = UpdateRenderer(console)
 
-    async def ask(self, prompt: str) -> str:
+    async def ask(self, prompt: str) -> str | None:
+        """One answer line, stripped; ``None`` when stdin is closed (which must never count as a yes)."""
         self.console.print(Text(prompt, style="bold yellow"), end="")
         line: str = await asyncio.to_thread(sys.stdin.readline)
-        return line.strip()
+        return line.strip() if line else None
 
     async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
         self.renderer.finish()
@@ -65,12 +85,15 @@ class TerminalClient:
             return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
         for i, option in enumerate(options, 1):
             self.console.print(f"  {i}. {option['name']}")
-        answer = await self.ask("Choose [1]: ") or "1"
-        try:
-            chosen = options[int(answer) - 1]
-        except (ValueError, IndexError):
-            return {"outcome": {"outcome": "cancelled"}}
-        return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
+        for _ in range(ASK_ATTEMPTS):
+            answer = await self.ask(f"Choose 1–{len(options)}, y or n [1]: ")
+            if answer is None:
+                break
+            chosen = pick_option(options, answer or "1")
+            if chosen is not None:
+                return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
+            self.console.print(Text(f"  {answer!r} is not one of the choices.", style="red"))
+        return {"outcome": {"outcome": "cancelled"}}
 
     async def on_ask_user(self, params: dict[str, Any]) -> dict[str, Any]:
         self.renderer.finish()
@@ -84,6 +107,8 @@ class TerminalClient:
                 answers[q["question"]] = labels[:1]
                 continue
             raw = await self.ask("Answer (number(s) or text): ")
+            if raw is None:
+                return {"outcome": "cancelled"}
             picked = [labels[int(p) - 1] for p in raw.replace(",", " ").split()
                       if p.isdigit() and 0 < int(p) <= len(labels)]
             answers[q["question"]] = picked or [raw]

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sidecar.testing.scripted_server import ScriptedModelServer
 from tests.conftest import REPO, TEST_API_KEY
 from tests.permissions.test_trust_e2e import ALL_CANARIES, HOSTILE, SSH_KEY, hostile_turns
@@ -34,13 +36,14 @@ def dot_canaries(ws: Path) -> set[str]:
     return {p.name for p in ws.iterdir() if p.name.startswith(".canary")}
 
 
+@pytest.mark.parametrize("last_answer", ["no\n", ""], ids=["typed-no", "stdin-closed"])
 def test_chat_answered_no_runs_and_reads_nothing_from_the_hostile_repository(
-        tmp_path: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer) -> None:
+        tmp_path: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, last_answer: str) -> None:
     ws = copy_hostile(tmp_path, sidecar_env)
     hostile_turns(model_server, ws)
     # Typed answers: "3. Do not trust" (workspace), "3. Do not start it" (.mcp.json server 'evil'),
-    # then "no" to the Read of /etc/hostname (not a number: the question is cancelled, the Read refused).
-    done = chat(ws, sidecar_env, stdin="3\n3\nno\n")
+    # then "no" to the Read of /etc/hostname (rejected), or stdin closed there (cancelled, never a yes).
+    done = chat(ws, sidecar_env, stdin="3\n3\n" + last_answer)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert dot_canaries(ws) == set(), out
