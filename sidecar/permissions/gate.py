@@ -254,7 +254,7 @@ class PermissionGate:
         if hook is not None and hook.decision == "allow":
             return Decision("allow", hook.reason or "allowed by a PreToolUse hook", decided_by="hook")
         files_reason = None
-        if request.read_paths or request.write_paths or request.unknown_paths:
+        if request.read_paths or request.write_paths or request.unknown_paths or request.tree_paths:
             files_reason = command_paths_verdict(self.rules(), request, self.path_context(), self.within_roots)
         inside = all(self.within_roots(p) for p in request.paths) and files_reason is None
         if request.read_only and inside:

@@ -41,4 +41,6 @@ class PermissionRequest:
     # File arguments only known at run time (``$VAR``, globs), as written; ``unknown_paths_outside``
     # when one of them could name a file outside the roots (``$HOME/x``, ``~/*``, ``../*``).
     unknown_paths: list[str] = field(default_factory=list)
+    # Directories the command reads whole (``grep -r x dir``): checked against Read deny rules.
+    tree_paths: list[Path] = field(default_factory=list)
     unknown_paths_outside: bool = False

@@ -142,6 +142,26 @@ def path_rule_matches(specifier: str, path: Path, pctx: PathContext) -> bool:
     return _spec(pattern).match_file(rel)
 
 
+def path_rule_could_match_under(specifier: str, tree: Path, pctx: PathContext) -> bool:
+    """Whether a path rule could match some file below the directory ``tree`` (conservative: a glob
+    component that could match counts)."""
+    root, pattern = path_pattern_root(specifier, pctx)
+    if root.is_relative_to(tree):
+        return True
+    if not tree.is_relative_to(root):
+        return False
+    rel = [part for part in tree.relative_to(root).parts if part not in ("", ".")]
+    body = pattern.rstrip("/")
+    if "/" not in body:
+        return True  # gitignore: a pattern without a slash matches at any depth
+    for i, part in enumerate(body.lstrip("/").split("/")):
+        if i >= len(rel) or part == "**":
+            return True
+        if not fnmatch.fnmatchcase(rel[i], part):
+            return False
+    return True  # the rule names the tree itself or a directory above it
+
+
 def path_rule(tool: str, path: Path, cwd: Path) -> str:
     """The narrowest rule naming one path: ``Tool(/rel)`` inside ``cwd``, ``Tool(//abs)`` outside it."""
     if path.is_relative_to(cwd) and path != cwd:
@@ -306,6 +326,12 @@ def command_paths_verdict(rules: Iterable[Rule], request: PermissionRequest, pct
     for p in request.write_paths:
         if not within_roots(p) and not allowed(EDIT_RULE_TOOL, p):
             return f"writes {p}, outside the workspace roots"
+    for tree in request.tree_paths:
+        covering = next((r for r in rules if r.behavior == "deny" and r.tool == READ_RULE_TOOL and r.specifier
+                         and path_rule_could_match_under(r.specifier, tree, pctx)), None)
+        if covering is not None:
+            return (f"reads every file under {tree}, and the Read deny rule {covering.text} covers files there "
+                    "(the Grep tool searches without them)")
     if request.unknown_paths and request.unknown_paths_outside:
         return f"cannot tell which files {request.unknown_paths[0]} names before it runs"
     if request.unknown_paths and any(r.behavior == "deny" and r.tool == READ_RULE_TOOL and r.specifier

@@ -11,6 +11,7 @@ words in flag position, unparsed syntax, scripts for awk/sed we cannot read) is 
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import pwd
 import re
@@ -643,6 +644,9 @@ class Analysis:
     read_paths: list[Path] = field(default_factory=list)
     write_paths: list[Path] = field(default_factory=list)
     dynamic_paths: list[str] = field(default_factory=list)
+    # Directories whose every file a program reads (``grep -r x dir``, ``rg x``, ``git grep``, ``diff -r``):
+    # a Read deny rule covering any file below one of them makes the command ask.
+    tree_paths: list[Path] = field(default_factory=list)
     # What deny/ask rules are matched against besides ``rule_parts``: every simple command that runs
     # (wrappers' inner commands included) as quote-removed words with the program's basename
     # (``'curl' x``, ``c\\url x``, ``/usr/bin/curl x``, ``env curl x`` all give ``curl x``), and as written.
@@ -1567,6 +1571,12 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis) -> None:
             copy_source = base in ("cp", "install", "ln") and n < len(targets) - 1
             add(t, lit[k], analysis.read_paths if copy_source else analysis.write_paths)
         return
+    if base == "git" and "grep" in args:
+        _add_tree(where.cwd, analysis)  # tracked files below the cwd
+    if base == "diff" and ({"r"} & _short_flags(args) or "--recursive" in _long_flags(args)):
+        for k, a in enumerate(args):
+            if not a.startswith("-") and lit[k] and (p := _resolve(a, where)) is not None:
+                _add_tree(p, analysis)
     if spec is None or spec.no_file_operands:
         return
     parsed = _opts.parse_options(_opts.Spec(any_option=True), args, raw, lit) if spec.any_option else \
@@ -1576,6 +1586,27 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis) -> None:
     skip = 0 if patterns_given else spec.not_files
     for k in operands[skip:]:
         add(args[k], lit[k], analysis.read_paths)
+    if _reads_trees(base, args):
+        trees = [_resolve(args[k], where) for k in operands[skip:] if lit[k]]
+        for tree in [t for t in trees if t is not None] or ([] if operands[skip:] else [where.cwd]):
+            _add_tree(tree, analysis)
+
+
+def _reads_trees(base: str, args: list[str]) -> bool:
+    """Whether this grep reads whole directory trees (rg always does, unless it only lists names)."""
+    if base == "rg":
+        return not {"--files", "--type-list"} & _long_flags(args)
+    if base in ("grep", "egrep", "fgrep", "zgrep"):
+        longs = _long_flags(args)
+        return bool({"r", "R"} & _short_flags(args) or {"--recursive", "--dereference-recursive"} & longs
+                    or any(a in ("--directories=recurse", "-drecurse") for a in args)
+                    or any(a == "-d" and b == "recurse" for a, b in itertools.pairwise(args)))
+    return False
+
+
+def _add_tree(path: Path, analysis: Analysis) -> None:
+    if path not in analysis.tree_paths:
+        analysis.tree_paths.append(path)
 
 
 # Longer commands are not parsed (bashlex is linear but slow: ~0.1 s per KB here); they ask.

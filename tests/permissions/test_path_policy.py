@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.permissions.request import PermissionRequest
-from sidecar.shell.classify import Analysis
+from sidecar.permissions.rules import PathContext, path_rule_could_match_under
 from sidecar.tools.bash.check_command import explain, load_rules
 from sidecar.tools.files.glob import GlobInput, GlobTool
 from sidecar.tools.files.grep import GrepInput, GrepTool
@@ -84,11 +84,6 @@ async def test_run_time_file_that_could_be_anywhere_asks(project: Path) -> None:
     assert session.permissions.decide(command("cat *.py", unknown=["*.py"])).verdict == "allow"
 
 
-needs_paths = pytest.mark.skipif("read_paths" not in Analysis.__dataclass_fields__,
-                                 reason="the classifier's Analysis.read_paths is not on this branch yet")
-
-
-@needs_paths
 @pytest.mark.parametrize(("text", "decision"), [
     ("cat ~/.ssh/id_rsa", "ask"),
     ("head -5 /etc/passwd", "ask"),
@@ -97,6 +92,20 @@ needs_paths = pytest.mark.skipif("read_paths" not in Analysis.__dataclass_fields
     ("grep -n token secrets/x", "deny"),
     ("wc -l < secrets/x", "deny"),
     ("cat src/a.py", "allow"),
+    # Whole trees read by one command: asked when a Read deny rule covers a file below them.
+    ("grep -r token .", "ask"),
+    ("grep -rn token", "ask"),
+    ("grep --recursive token secrets", "ask"),
+    ("grep -d recurse token .", "ask"),
+    ("rg token", "ask"),
+    ("rg -n token secrets", "ask"),
+    ("git grep token", "ask"),
+    ("diff -r src secrets", "ask"),
+    ("cd secrets && grep -r token", "ask"),
+    ("grep -r token src", "allow"),
+    ("rg token src", "allow"),
+    ("rg --files", "allow"),
+    ("grep token src/a.py", "allow"),
 ])
 def test_check_command_applies_the_path_policy(project: Path, text: str, decision: str) -> None:
     write_settings(project / ".claude/settings.json", {"permissions": {"deny": ["Read(./secrets/**)"]}})
@@ -145,3 +154,14 @@ async def test_glob_leaves_out_denied_files(secret_project: Path) -> None:
     assert str(secret_project / "src" / "a.py") in names
     assert not any("secrets" in n or n.endswith(".env") for n in names)
     assert out.metadata["count"] == len(names)
+
+
+@pytest.mark.parametrize(("rule", "tree", "could"), [
+    ("./secrets/**", ".", True), ("./secrets/**", "secrets", True), ("./secrets/**", "secrets/deep", True),
+    ("./secrets/**", "src", False), ("*.pem", "src", True), ("./src/*.key", "src", True),
+    ("./src/*.key", "lib", False), ("./s*/x", "src", True), ("./s*/x", "lib", False),
+    ("//etc/shadow", ".", False), ("./secrets", "secrets/deep", True),
+])
+def test_a_deny_rule_could_cover_files_under_a_tree(project: Path, rule: str, tree: str, could: bool) -> None:
+    pctx = PathContext(cwd=project, project_root=project, home=project / "home")
+    assert path_rule_could_match_under(rule, (project / tree).resolve(), pctx) is could

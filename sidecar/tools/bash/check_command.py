@@ -61,6 +61,7 @@ def add_file_arguments(request: PermissionRequest, analysis: Analysis) -> None:
     ``$(…)``), starts at ``/`` or ``~``, climbs with ``..``, or follows a ``cd`` in the same command."""
     request.read_paths = [Path(p) for p in getattr(analysis, "read_paths", [])]
     request.write_paths = [Path(p) for p in getattr(analysis, "write_paths", [])]
+    request.tree_paths = [Path(p) for p in getattr(analysis, "tree_paths", [])]
     unknown = [str(w) for w in getattr(analysis, "dynamic_paths", [])]
     request.unknown_paths = unknown
     moved = any(s.words[:1] in (["cd"], ["pushd"]) for s in analysis.subcommands)
