@@ -31,10 +31,18 @@ export class ScriptedModel {
   private child: Child | undefined;
   url = '';
 
-  async start(turns: unknown[], dir: string): Promise<string> {
+  /** The file every request is appended to (`--record`), when `start` was asked to record. */
+  recordFile: string | undefined;
+
+  async start(turns: unknown[], dir: string, opts: { record?: boolean } = {}): Promise<string> {
     const script = path.join(dir, 'turns.json');
     fs.writeFileSync(script, JSON.stringify(turns));
-    const child = spawn(python, ['-m', 'sidecar.testing.scripted_server', '--script', script], {
+    const args = ['-m', 'sidecar.testing.scripted_server', '--script', script];
+    if (opts.record) {
+      this.recordFile = path.join(dir, 'requests.jsonl');
+      args.push('--record', this.recordFile);
+    }
+    const child = spawn(python, args, {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

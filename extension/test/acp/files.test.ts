@@ -1,0 +1,104 @@
+/**
+ * ACP with the official TypeScript SDK's client (`@agentclientprotocol/sdk`) against the real sidecar
+ * (`python -m sidecar serve --acp`) and the scripted model: the client's files (`fs/read_text_file`,
+ * `fs/write_text_file`) when offered, disk when not, and cancellation with `$/cancel_request`.
+ * Each test starts its own sidecar and scripted model (the turns are the test's own).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type AcpSidecar,
+  type AcpSidecarOptions,
+  ScriptedModel,
+  modelRequests,
+  say,
+  waitFor,
+  startAcpSidecar,
+  tempDir,
+  toolResult,
+  toolUse,
+} from './acpClient';
+
+let sidecar: AcpSidecar | undefined;
+let model: ScriptedModel | undefined;
+
+afterEach(async () => {
+  await sidecar?.stop();
+  await model?.stop();
+  sidecar = undefined;
+  model = undefined;
+});
+
+/** A workspace, a HOME, the scripted model (recording) with `turns(ws)`, and a connected sidecar. */
+async function setup(turns: (ws: string) => unknown[], opts: Partial<AcpSidecarOptions> = {}) {
+  const root = tempDir('sidecar-acp-');
+  const ws = path.join(root, 'ws');
+  const home = path.join(root, 'home');
+  fs.mkdirSync(ws);
+  fs.mkdirSync(home);
+  const m = new ScriptedModel();
+  model = m;
+  const modelUrl = await m.start(turns(ws), root, { record: true });
+  const s = await startAcpSidecar({ cwd: ws, home, modelUrl, ...opts });
+  sidecar = s;
+  return { ws, sidecar: s, model: m };
+}
+
+describe('ACP through the official TypeScript SDK', () => {
+  it('initializes with fs and terminal offered and advertises what the sidecar supports', async () => {
+    const { sidecar: s } = await setup(() => [], { fs: true, terminal: true });
+    const init = s.initializeResponse;
+    expect(init.protocolVersion).toBe(1);
+    expect(init.agentCapabilities?.loadSession).toBe(true);
+    expect(init.agentCapabilities?.promptCapabilities).toEqual({ image: true, audio: false, embeddedContext: true });
+    expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: true });
+    expect(init.agentCapabilities?.sessionCapabilities?.list).toEqual({});
+    expect(init.authMethods).toEqual([]);
+  });
+
+  it('without fs capabilities an Edit writes the file on disk, as before', async () => {
+    const { ws, sidecar: s, model: m } = await setup(
+      (ws) => [
+        toolUse('toolu_r1', 'Read', { file_path: path.join(ws, 'notes.txt') }),
+        toolUse('toolu_e1', 'Edit', { file_path: path.join(ws, 'notes.txt'), old_string: 'beta', new_string: 'BETA' }),
+        say('done'),
+      ],
+      { fs: false },
+    );
+    const file = path.join(ws, 'notes.txt');
+    fs.writeFileSync(file, 'alpha\nbeta\ngamma\n');
+    const session = await s.newSession();
+    await s.connection.agent.request('session/set_mode', { sessionId: session, modeId: 'acceptEdits' });
+    expect(await s.prompt(session, 'change beta')).toBe('end_turn');
+    expect(await toolResult(m, 'toolu_r1')).toEqual({ text: '     1\talpha\n     2\tbeta\n     3\tgamma', isError: false });
+    const edit = await toolResult(m, 'toolu_e1');
+    expect(edit.isError).toBe(false);
+    expect(edit.text).toContain('The file notes.txt has been updated.');
+    expect(fs.readFileSync(file, 'utf8')).toBe('alpha\nBETA\ngamma\n');
+    expect(s.clientRequests.map((r) => r.method)).toEqual([]);
+  });
+
+  it('cancels a running prompt with $/cancel_request (the SDK sends it when the request is aborted)', async () => {
+    const { sidecar: s, model: m } = await setup(() => [{ ...say('too late'), delay: 30 }, say('after the cancel')]);
+    const session = await s.newSession();
+    const abort = new AbortController();
+    const running = s.prompt(session, 'think for a long time', abort.signal);
+    await waitFor(() => modelRequests(m).length === 1); // the model is thinking
+    const t0 = Date.now();
+    abort.abort();
+    expect(await running).toBe('cancelled');
+    expect(Date.now() - t0).toBeLessThan(3000);
+    const promptId = s.sent.find((msg) => msg.method === 'session/prompt')?.id;
+    expect(s.sent.filter((msg) => typeof msg.method === 'string' && msg.method.includes('cancel'))).toEqual([
+      { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: promptId } },
+    ]);
+    // The session is usable again: the next prompt gets the next turn.
+    expect(await s.prompt(session, 'again')).toBe('end_turn');
+    const said = s.updates
+      .filter((n) => n.sessionId === session && n.update.sessionUpdate === 'agent_message_chunk')
+      .map((n) => (n.update.sessionUpdate === 'agent_message_chunk' && n.update.content.type === 'text' ? n.update.content.text : ''))
+      .join('');
+    expect(said).toContain('after the cancel');
+  });
+});
