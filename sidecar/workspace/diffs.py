@@ -28,8 +28,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sidecar.textspan import common_prefix as common_prefix
+from sidecar.textspan import common_suffix as common_suffix
+
 CONTEXT = 3
-_BLOCK = 1 << 16
 _NO_EOL = "\\ No newline at end of file\n"
 
 
@@ -128,9 +130,9 @@ class _Window:
             self.b: list[str] = []
             self.groups: list[list[tuple[str, int, int, int, int]]] = []
             return
-        pre = _common_prefix(a_text, b_text)
+        pre = common_prefix(a_text, b_text)
         start = a_text.rfind("\n", 0, pre) + 1  # start of the line holding the first difference
-        suf = _common_suffix(a_text, b_text, max_len=min(len(a_text), len(b_text)) - start)
+        suf = common_suffix(a_text, b_text, max_len=min(len(a_text), len(b_text)) - start)
         a_cut, b_cut = len(a_text) - suf, len(b_text) - suf
         if suf and not (_line_start(a_text, a_cut) and _line_start(b_text, b_cut)):
             nl = a_text.find("\n", a_cut)
@@ -193,52 +195,6 @@ def _range(start: int, n: int) -> str:
 
 def _line_start(text: str, pos: int) -> bool:
     return pos == 0 or text[pos - 1] == "\n"
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i + _BLOCK <= n and a[i:i + _BLOCK] == b[i:i + _BLOCK]:
-        i += _BLOCK
-    # a[:i] == b[:i]; bisect the last block with slice compares (C memcmp) instead of a char loop.
-    lo, hi = i, min(i + _BLOCK, n)
-    if a[lo:hi] == b[lo:hi]:
-        return hi
-    while hi - lo > 1:  # a[:lo] equal, a[:hi] not
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def _common_suffix(a: str, b: str, max_len: int) -> int:
-    la, lb = len(a), len(b)
-    n = max(0, max_len)
-    s = 0
-    while s + _BLOCK <= n and a[la - s - _BLOCK:la - s] == b[lb - s - _BLOCK:lb - s]:
-        s += _BLOCK
-    lo, hi = s, min(s + _BLOCK, n)  # suffix of length lo equal; of length hi maybe not
-    if a[la - hi:la - lo] == b[lb - hi:lb - lo]:
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix of two strings (block-wise memcmp)."""
-    return _common_prefix(a, b)
-
-
-def common_suffix(a: str, b: str, max_len: int) -> int:
-    """Length of the common suffix, at most ``max_len`` (pass ``min(len) - prefix`` to avoid overlap)."""
-    return _common_suffix(a, b, max_len)
 
 
 def diff_summary(diff: Diff) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -246,11 +248,67 @@ def test_a_large_diff_is_logged_as_the_lines_that_changed(tmp_path: Path) -> Non
     old = "".join(f"line {i}\n" for i in range(100_000))
     new = old.replace("line 50000\n", "line fifty thousand\n")
     store = SessionStore(tmp_path)
-    SessionLog(store, "sess_big").update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": [
-        {"type": "diff", "path": "/w/big.txt", "oldText": old, "newText": new}]})
+    log = SessionLog(store, "sess_big")
+    diff = {"type": "diff", "path": "/w/big.txt", "oldText": old, "newText": new}
+    # A tool call's pending and completed updates carry the same diff (the second reuses the excerpt);
+    # then another diff of the same file.
+    log.update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "pending", "content": [diff]})
+    log.update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": [diff]})
+    newer = new.replace("line 70000\n", "")
+    log.update({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "content": [
+        {"type": "diff", "path": "/w/big.txt", "oldText": new, "newText": newer}]})
     saved = store.path("sess_big").read_text()
-    assert len(saved) < 2_000  # not the 2 × 1.3 MB of the two texts
-    (logged,) = [json.loads(line)["update"]["content"][0] for line in saved.splitlines()]
+    assert len(saved) < 6_000  # not 3 × 2 × 1.3 MB of the texts
+    logged, again, other = [json.loads(line)["update"]["content"][0] for line in saved.splitlines()]
+    assert again == logged
+    assert other["oldText"] == "line 69997\nline 69998\nline 69999\nline 70000\nline 70001\nline 70002\nline 70003\n"
+    assert other["newText"] == "line 69997\nline 69998\nline 69999\nline 70001\nline 70002\nline 70003\n"
+    assert other["_meta"]["sidecar"]["excerpt"]["fromLine"] == 69998
     assert logged["oldText"] == "line 49997\nline 49998\nline 49999\nline 50000\nline 50001\nline 50002\nline 50003\n"
     assert logged["newText"] == logged["oldText"].replace("line 50000\n", "line fifty thousand\n")
     assert logged["_meta"]["sidecar"]["excerpt"] == {"fromLine": 49998, "oldLength": len(old), "newLength": len(new)}
+
+
+def _excerpt_by_lines(old: str, new: str) -> tuple[str, str, int]:
+    """The excerpt's definition, the slow way: split both texts at every ``\\n``, drop the equal lines at
+    both ends except three either side of the change."""
+    a, b = [p for p in re.split(r"(?<=\n)", old) if p], [p for p in re.split(r"(?<=\n)", new) if p]
+    shorter = min(len(a), len(b))
+    head = 0
+    while head < shorter and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < shorter - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    start, keep_tail = max(0, head - 3), max(0, tail - 3)
+    return "".join(a[start:len(a) - keep_tail]), "".join(b[start:len(b) - keep_tail]), start + 1
+
+
+def test_the_logged_excerpt_is_the_changed_lines_with_three_either_side_for_any_change() -> None:
+    """150 random edits (inserted, deleted, replaced lines; changes inside a line; no final newline; CRLF,
+    lone CR and form feeds, which are no line break here) on texts over the 256 KiB cap: the excerpt,
+    found by block compares, is exactly the one of the line-by-line definition."""
+    from sidecar.session import diff_excerpt
+
+    rng = random.Random(18)
+    pieces = ["a\n", "b\n", "\n", "same\n", "x\r\n", "y\rz\n", "\f\n", "tail", "a", "\n\n"]
+    for case in range(150):
+        lines = [f"line {i} {rng.choice(pieces)}" if rng.random() < 0.7 else rng.choice(pieces)
+                 for i in range(rng.choice([14_000, 16_000]))]
+        old = "".join(lines)
+        if rng.random() < 0.2:
+            old = old.rstrip("\n")
+        new = old
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            at = rng.randrange(len(new) + 1)
+            if rng.random() < 0.5:  # snap to a line start sometimes
+                at = new.rfind("\n", 0, at) + 1
+            cut = rng.choice([0, 0, 1, 2, 7, 40, 300])
+            new = new[:at] + rng.choice(["", "q", "\n", "new line\n", "a\n", "b\n\n", "\r"]) + new[at + cut:]
+        if rng.random() < 0.1:
+            new = new + rng.choice(["", "\n", "end"])
+        logged = diff_excerpt({"type": "diff", "path": "/w/f.txt", "oldText": old, "newText": new})
+        want_old, want_new, from_line = _excerpt_by_lines(old, new)
+        assert (logged["oldText"], logged["newText"]) == (want_old, want_new), case
+        assert logged["_meta"]["sidecar"]["excerpt"] == {"fromLine": from_line, "oldLength": len(old),
+                                                         "newLength": len(new)}, case
