@@ -105,9 +105,11 @@ async def resolve_trust(session: Session) -> None:
         granted = await trust.ask_workspace()
     if granted:
         session.permissions.trust_changed()
-        if not session.history:  # nothing sent yet: the system prompt can still change (no cache lost)
-            session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
-                                                                    allow=trust.import_allowed)
+        # Memory imports refused until now are read: the next request carries them (one prompt-cache
+        # miss, once; the user asked for it by trusting).
+        session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
+                                                                allow=trust.import_allowed)
+        if not session.history:  # a defaultMode from the settings applies only before the first prompt
             mode = session.permissions.initial_mode()
             if mode != session.mode:
                 await session.set_mode(mode, by="settings")

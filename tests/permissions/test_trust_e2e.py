@@ -155,5 +155,9 @@ async def test_the_editor_decides_for_restricted_mode(
         assert await harness.prompt(session, "again") == "end_turn"
         assert ".canary-sessionstart" in canaries(hostile)
         assert trust_kinds(harness) == ["mcp"]  # the workspace itself was not asked: the editor said
+        # CLAUDE.md's import from outside the workspace is read once trusted, mid-session too.
+        restricted, trusted = (json.dumps(r.body["system"]) for r in model_server.message_requests())
+        assert SSH_KEY not in restricted and "not imported" in restricted
+        assert SSH_KEY in trusted
     finally:
         await harness.process.close()
