@@ -190,15 +190,17 @@ def open_dir_nofollow(directory: Path, *, create: bool = False) -> int:
     return fd
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None, *, create_parents: bool = False) -> os.stat_result:
+def atomic_write(path: Path, data: bytes, mode: int | None = None, *, create_parents: bool = False,
+                 create_only: bool = False) -> os.stat_result:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, rename; keep ``mode``.
 
     A crash at any point leaves either the old file or the new one, never a truncated file. The parent is
     opened without following symlinks (``open_dir_nofollow``), so a folder swapped for a link between
     the check and the write sends nothing elsewhere. Returns the stat of the written file. OSErrors come
-    out as ``ToolError`` (disk full, a link on the path, …) with nothing lost.
+    out as ``ToolError`` (disk full, a link on the path, …) with nothing lost. ``create_only``: the file
+    must not exist; if anything appears at ``path`` meanwhile, it is kept and ``FileExistsError`` raised.
     """
-    return commit_temp(write_temp(path, data, mode, create_parents=create_parents), path)
+    return commit_temp(write_temp(path, data, mode, create_parents=create_parents), path, create_only=create_only)
 
 
 def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int | None = None, *,
@@ -246,9 +248,13 @@ def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int
     return TempFile(dir_fd, name, path, st)
 
 
-def commit_temp(tmp: TempFile, path: Path) -> os.stat_result:
+def commit_temp(tmp: TempFile, path: Path, *, create_only: bool = False) -> os.stat_result:
     """Second half of ``atomic_write``: check the folder is still the one the temp file is in (reached
-    without a symlink), rename the temp file over ``path`` in it, fsync the folder."""
+    without a symlink), rename the temp file over ``path`` in it, fsync the folder.
+
+    ``create_only`` links the temp file to ``path`` instead of renaming it (a link never replaces an
+    existing name, so a file created by someone else since the caller's check is kept) and raises
+    ``FileExistsError``; where the file system has no hard links it falls back to a checked rename."""
     try:
         try:
             now = open_dir_nofollow(path.parent)
@@ -260,7 +266,12 @@ def commit_temp(tmp: TempFile, path: Path) -> os.stat_result:
                 raise ToolError(f"The folder {path.parent} was moved or replaced while the write was being "
                                 f"prepared. Nothing was written; check the path, then call again.")
             try:
-                os.rename(tmp.name, path.name, src_dir_fd=tmp.dir_fd, dst_dir_fd=now)
+                if create_only:
+                    _link_new(tmp, path.name, now)
+                else:
+                    os.rename(tmp.name, path.name, src_dir_fd=tmp.dir_fd, dst_dir_fd=now)
+            except FileExistsError:
+                raise
             except OSError as exc:
                 raise write_error(path, exc) from None
             with contextlib.suppress(OSError):
@@ -272,6 +283,21 @@ def commit_temp(tmp: TempFile, path: Path) -> os.stat_result:
         raise
     os.close(tmp.dir_fd)
     return tmp.stat
+
+
+def _link_new(tmp: TempFile, name: str, dir_fd: int) -> None:
+    try:
+        os.link(tmp.name, name, src_dir_fd=tmp.dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+            raise  # EEXIST (FileExistsError) included: the other file stays
+        try:  # no hard links here: the window between this check and the rename is as small as it gets
+            os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.rename(tmp.name, name, src_dir_fd=tmp.dir_fd, dst_dir_fd=dir_fd)
+            return
+        raise FileExistsError(errno.EEXIST, "File exists", name) from None
+    os.unlink(tmp.name, dir_fd=tmp.dir_fd)
 
 
 def discard_temp(tmp: TempFile) -> None:

@@ -230,3 +230,30 @@ def test_a_killed_write_leaves_a_recognisable_temp_that_the_next_start_removes(t
     assert len(left) == 1 and left[0].name.startswith(".big.txt.") and left[0].name.endswith(TEMP_SUFFIX)
     assert remove_stale_temps(ws, older_than=0) == left
     assert list(ws.iterdir()) == []
+
+
+# ---- a new file created by someone else between the tool's check and its write is never replaced ------
+
+def test_create_only_keeps_a_file_that_appeared_meanwhile(tmp_path: Path) -> None:
+    from sidecar.workspace.textfile import atomic_write, commit_temp, write_temp
+
+    target = tmp_path / "new.txt"
+    tmp = write_temp(target, b"the agent's content\n")
+    target.write_bytes(b"the user's file\n")  # appears after the exists-check, before the commit
+    with pytest.raises(FileExistsError):
+        commit_temp(tmp, target, create_only=True)
+    assert target.read_bytes() == b"the user's file\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["new.txt"]  # no temp file left behind
+    # Without a rival it creates the file, with the mode a plain write would give it.
+    fresh = tmp_path / "fresh.txt"
+    st = atomic_write(fresh, b"x\n", create_only=True)
+    assert fresh.read_bytes() == b"x\n" and st.st_size == 2 and os.stat(fresh).st_nlink == 1
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(fresh).st_mode & 0o777 == 0o666 & ~umask
+    # A dangling symlink placed at the name is kept too (never followed, never replaced).
+    link = tmp_path / "link.txt"
+    link.symlink_to(tmp_path / "elsewhere.txt")
+    with pytest.raises(FileExistsError):
+        atomic_write(link, b"y\n", create_only=True)
+    assert link.is_symlink() and not (tmp_path / "elsewhere.txt").exists()

@@ -143,7 +143,11 @@ class EditTool(Tool[EditInput]):
                 raise ToolError(f"{who} was created by someone else while your Edit was being reviewed. "
                                 "Nothing was written. Read it, then decide how to change it.")
             data = landing.final_text.encode("utf-8")
-            written = atomic_write(path, data, create_parents=True)
+            try:
+                written = atomic_write(path, data, create_parents=True, create_only=True)
+            except FileExistsError:
+                raise ToolError(f"{who} was created by someone else while your Edit was being written. "
+                                "Nothing was overwritten. Read it, then decide how to change it.") from None
             ledger.record_write(path, fingerprint_of(path, data, written), data)
             return await with_new_diagnostics(ctx, path, before, ToolOutput(
                 blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],

@@ -84,7 +84,11 @@ class WriteTool(Tool[WriteInput]):
                 raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
                                 "Nothing was written. Read it, then decide how to change it.")
             data = landing.final_text.encode("utf-8")
-            written = atomic_write(path, data, create_parents=True)
+            try:
+                written = atomic_write(path, data, create_parents=True, create_only=True)
+            except FileExistsError:
+                raise ToolError(f"{who} was created by someone else while your Write was being written. "
+                                "Nothing was overwritten. Read it, then decide how to change it.") from None
             ledger.record_write(path, fingerprint_of(path, data, written), data)
             lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
             text = f"File created successfully at: {path} ({lines} lines)."
