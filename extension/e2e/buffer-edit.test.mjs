@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, python, repoRoot, runCommand } from './harness.mjs';
+import { Harness, runCommand } from './harness.mjs';
 
 const h = new Harness('buffer-edit');
 const draft = path.join(h.workspace, 'draft.txt');
@@ -22,20 +22,8 @@ let page;
 let chat;
 
 before(async () => {
-  assert.ok(fs.existsSync(python), `no Python at ${python}: run "uv sync" in ${repoRoot}`);
   fs.writeFileSync(draft, original);
-  const url = await h.startModel(turns);
-  await h.startCodeServer({ 'sidecar.pythonPath': python, 'sidecar.apiBaseUrl': url, 'sidecar.approvalStyle': 'notification' });
-  page = await h.openBrowser();
-  chat = await chatFrame(page);
-  await chat.locator('body[data-ready="true"]').waitFor({ timeout: 90000 });
-  await runCommand(page, 'Sidecar: Set API Key');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill('test-key');
-  await input.press('Enter');
-  await chat.locator('body[data-ready="false"]').waitFor({ state: 'attached', timeout: 10000 });
-  await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+  ({ page, chat } = await h.startWorkbench(turns));
 });
 
 after(async () => {

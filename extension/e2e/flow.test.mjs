@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, pickQuickInput, python, repoRoot, runCommand } from './harness.mjs';
+import { Harness, pickQuickInput, runCommand } from './harness.mjs';
 
 const h = new Harness();
 const ws = h.workspace;
@@ -144,26 +144,9 @@ async function waitTurnEnd(n, timeout = 60000) {
 }
 
 before(async () => {
-  assert.ok(fs.existsSync(python), `no Python at ${python}: run "uv sync" in ${repoRoot}`);
   fs.writeFileSync(notes, original);
   fs.writeFileSync(pricing, pricingText);
-  const url = await h.startModel(turns);
-  await h.startCodeServer({
-    'sidecar.pythonPath': python,
-    'sidecar.apiBaseUrl': url,
-    'sidecar.approvalStyle': 'notification',
-  });
-  page = await h.openBrowser();
-  chat = await chatFrame(page);
-  await chat.locator('body[data-ready="true"]').waitFor({ timeout: 90000 });
-  // The API key goes into SecretStorage through the command; the agent restarts with it in its env.
-  await runCommand(page, 'Sidecar: Set API Key');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill('test-key');
-  await input.press('Enter');
-  await chat.locator('body[data-ready="false"]').waitFor({ state: 'attached', timeout: 10000 });
-  await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+  ({ page, chat } = await h.startWorkbench(turns));
 });
 
 // A failed step leaves the session in an unknown state: the steps after it fail at once.

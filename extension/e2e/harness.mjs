@@ -1,5 +1,6 @@
 // The end-to-end harness: a scripted model server, code-server on 127.0.0.1 with the built .vsix
 // installed, and headless Debian Chromium driven by playwright-core. Everything lives in one temp dir.
+import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
@@ -145,6 +146,55 @@ export class Harness {
     }
   }
 
+  /**
+   * The environment of code-server (and so of the extension host and the sidecar it starts): HOME and the
+   * XDG dirs in the temp dir, so nothing reads or writes the real user's files (`~/.ssh`, `~/.claude`,
+   * sessions, trust grants), and no extension gallery (`EXTENSIONS_GALLERY={}`: code-server's default is
+   * open-vsx.org; without a service URL the workbench makes no marketplace request).
+   */
+  env() {
+    const home = path.join(this.root, 'home');
+    fs.mkdirSync(home, { recursive: true });
+    const inherited = Object.entries(process.env).filter(([k]) => k !== 'VSCODE_IPC_HOOK_CLI' && !k.startsWith('ANTHROPIC_') && !k.startsWith('SIDECAR_'));
+    return {
+      ...Object.fromEntries(inherited),
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(this.root, 'xdg-config'),
+      XDG_DATA_HOME: path.join(this.root, 'xdg-data'),
+      XDG_CACHE_HOME: path.join(this.root, 'xdg-cache'),
+      EXTENSIONS_GALLERY: '{}',
+    };
+  }
+
+  /**
+   * What every suite starts with: the scripted model on `turns`, code-server with the sidecar's settings
+   * (`sidecar.pythonPath`, `sidecar.apiBaseUrl`, approvals as notifications; `settings` on top), the browser
+   * on the workspace and the chat webview ready. With `apiKey` the key is set through "Sidecar: Set API
+   * Key" first, and the agent has restarted with it. Sets and returns `{page, chat}`.
+   */
+  async startWorkbench(turns, { settings = {}, workspaceTrust = false, apiKey = true } = {}) {
+    assert.ok(fs.existsSync(python), `no Python at ${python}: run "uv sync" in ${repoRoot}`);
+    const url = await this.startModel(turns);
+    await this.startCodeServer(
+      { 'sidecar.pythonPath': python, 'sidecar.apiBaseUrl': url, 'sidecar.approvalStyle': 'notification', ...settings },
+      { workspaceTrust },
+    );
+    this.page = await this.openBrowser();
+    this.chat = await chatFrame(this.page);
+    await this.chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+    if (apiKey) {
+      // The key goes into SecretStorage through the command; the agent restarts with it in its env.
+      await runCommand(this.page, 'Sidecar: Set API Key');
+      const input = this.page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible' });
+      await input.fill('test-key');
+      await input.press('Enter');
+      await this.chat.locator('body[data-ready="false"]').waitFor({ state: 'attached', timeout: 10000 });
+      await this.chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+    }
+    return { page: this.page, chat: this.chat };
+  }
+
   /** User settings, the .vsix installed offline, code-server serving on loopback. */
   async startCodeServer(settings = {}, { workspaceTrust = false } = {}) {
     const userData = path.join(this.root, 'user-data');
@@ -176,8 +226,7 @@ export class Harness {
         2,
       ),
     );
-    const env = { ...process.env, XDG_CONFIG_HOME: path.join(this.root, 'xdg-config'), XDG_DATA_HOME: path.join(this.root, 'xdg-data') };
-    delete env.VSCODE_IPC_HOOK_CLI;
+    const env = this.env();
     execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], {
       env,
       stdio: ['ignore', fs.openSync(path.join(this.logDir, 'install.log'), 'a'), fs.openSync(path.join(this.logDir, 'install.log'), 'a')],

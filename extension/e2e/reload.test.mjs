@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, python, repoRoot, runCommand } from './harness.mjs';
+import { Harness, chatFrame, runCommand } from './harness.mjs';
 
 const h = new Harness('reload');
 const notes = path.join(h.workspace, 'notes.txt');
@@ -28,14 +28,9 @@ let page;
 let chat;
 
 before(async () => {
-  assert.ok(fs.existsSync(python), `no Python at ${python}: run "uv sync" in ${repoRoot}`);
   fs.writeFileSync(notes, 'one\ntwo\nthree\n');
-  const url = await h.startModel(turns);
   // sidecar.pythonPath in User settings only (a remote window may not apply it again after a reload).
-  await h.startCodeServer({ 'sidecar.pythonPath': python, 'sidecar.apiBaseUrl': url });
-  page = await h.openBrowser();
-  chat = await chatFrame(page);
-  await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+  ({ page, chat } = await h.startWorkbench(turns, { apiKey: false }));
 });
 
 after(async () => {

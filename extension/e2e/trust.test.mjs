@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, python, repoRoot, runCommand } from './harness.mjs';
+import { Harness, repoRoot, runCommand } from './harness.mjs';
 
 const h = new Harness('trust');
 const ws = h.workspace;
@@ -16,28 +16,21 @@ const turns = [
   { content: [{ type: 'text', text: 'Trusted turn.' }] },
 ];
 
+// A private key planted in the temp HOME the harness gives code-server (and so the sidecar).
+const SECRET = 'PLANTED-PRIVATE-KEY-3f9c';
+
 const canaries = () => fs.readdirSync(ws).filter((f) => f.startsWith('.canary'));
 
 let page;
 let chat;
 
 before(async () => {
-  assert.ok(fs.existsSync(python), `no Python at ${python}: run "uv sync" in ${repoRoot}`);
-  // The fixture without its CLAUDE.md: that one imports ~/.ssh/id_rsa, and code-server runs with the real HOME.
+  // The whole fixture, CLAUDE.md included: its `@~/.ssh/id_rsa` import points into the harness's temp HOME
+  // (code-server and the sidecar never see the real one), where a planted key must never reach the model.
   fs.cpSync(path.join(repoRoot, 'fixtures', 'hostile-repo'), ws, { recursive: true, verbatimSymlinks: true });
-  fs.rmSync(path.join(ws, 'CLAUDE.md'));
-  const url = await h.startModel(turns);
-  await h.startCodeServer({ 'sidecar.pythonPath': python, 'sidecar.apiBaseUrl': url, 'sidecar.approvalStyle': 'notification' }, { workspaceTrust: true });
-  page = await h.openBrowser();
-  chat = await chatFrame(page);
-  await chat.locator('body[data-ready="true"]').waitFor({ timeout: 90000 });
-  await runCommand(page, 'Sidecar: Set API Key');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill('test-key');
-  await input.press('Enter');
-  await chat.locator('body[data-ready="false"]').waitFor({ state: 'attached', timeout: 10000 });
-  await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+  fs.mkdirSync(path.join(h.root, 'home', '.ssh'), { recursive: true });
+  fs.writeFileSync(path.join(h.root, 'home', '.ssh', 'id_rsa'), `${SECRET}\n`);
+  ({ page, chat } = await h.startWorkbench(turns, { workspaceTrust: true }));
 });
 
 after(async () => {
@@ -52,6 +45,11 @@ test('Restricted Mode runs nothing the hostile repository brings; trusting the w
   await h.screenshot('restricted');
   assert.deepEqual(canaries(), [], 'nothing ran in Restricted Mode');
   assert.equal(await page.locator('.notification-toast').count(), 0, 'nothing was asked');
+  // CLAUDE.md was read, its imports from outside the untrusted workspace were not (~/.ssh/id_rsa named, not read).
+  const first = JSON.stringify((await h.modelRequest(() => true)).system ?? '');
+  assert.match(first, /Build with make\./, 'the fixture CLAUDE.md is in the system prompt');
+  assert.match(first, /\.ssh\/id_rsa not imported/, 'the home import is refused by name');
+  assert.doesNotMatch(first, new RegExp(SECRET), 'the planted key never reaches the model');
 
   await runCommand(page, 'Workspaces: Manage Workspace Trust');
   await h.screenshot('manage-trust');

@@ -6,6 +6,7 @@
  * "from the sidecar" are requests we answer.
  */
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
+import type { ModelRetryParams } from './shared/modelRetry';
 
 // ---------------------------------------------------------------- ACP shapes (the parts we use)
 
@@ -285,17 +286,7 @@ export const Diagnostics = new RequestType<DiagnosticsParams, DiagnosticsResult,
 export const Notify = new NotificationType<NotifyParams>('_sidecar/notify');
 
 /** A model request failed and is retried after `delayMs` (docs/protocol.md, `_sidecar/model_retry`). */
-export interface ModelRetryParams {
-  sessionId: string;
-  /** the attempt that failed, 1-based */
-  attempt: number;
-  maxAttempts: number;
-  delayMs: number;
-  status?: number;
-  errorType?: string;
-  message?: string;
-  agent?: string;
-}
+export type { ModelRetryParams };
 export const ModelRetry = new NotificationType<ModelRetryParams>('_sidecar/model_retry');
 
 /** To the sidecar: the user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */

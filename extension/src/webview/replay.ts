@@ -8,6 +8,7 @@
  * as it drew them live: a user message with its checkpoint actions, and the "Stopped." line / the error line
  * / the turn marker, never as agent text.
  */
+import type { ModelRetryParams } from '../shared/modelRetry';
 
 export interface TurnEnd {
   stopReason: string;
@@ -64,16 +65,8 @@ export function readable(message: string | undefined): string {
 
 // ------------------------------------------------------------------------------------ retries
 
-/** `_sidecar/model_retry` params (docs/protocol.md). `attempt` is the attempt that failed. */
-export interface ModelRetry {
-  attempt: number;
-  maxAttempts: number;
-  delayMs: number;
-  status?: number;
-  errorType?: string;
-  message?: string;
-  agent?: string;
-}
+/** `_sidecar/model_retry` as the panel uses it (the session is already chosen by the extension host). */
+export type ModelRetry = Omit<ModelRetryParams, 'sessionId'>;
 
 const ERROR_WORDS: Record<string, string> = {
   overloaded_error: 'overloaded',
