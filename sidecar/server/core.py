@@ -33,6 +33,7 @@ from sidecar.secrets import capture_secrets
 from sidecar.server.content import prompt_to_api, replay_log, replay_updates
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
 from sidecar.store import SessionStore
+from sidecar.tools.bash.sandbox import remove_stale_placeholders
 from sidecar.tools.builtin import builtin_tools
 from sidecar.tools.registry import ToolRegistry
 from sidecar.workspace.buffers import OpenBuffers, open_buffers
@@ -462,12 +463,15 @@ def import_first_turn_modules(model: ModelClient) -> None:
 
 
 def _clean_stale_temps(session: Session) -> None:
-    """Temp files a killed Write/Edit left in the workspace (``.<name>.<hex>.sidecar-tmp``) go, in the
-    background: a big tree never delays the session's start."""
+    """Temp files a killed Write/Edit left in the workspace (``.<name>.<hex>.sidecar-tmp``) and the sandbox
+    placeholders of a sidecar killed during a command go, in the background: a big tree never delays the
+    session's start."""
     def clean() -> None:
         for root in session.roots:
             for removed in remove_stale_temps(root):
                 log.warning("removed the temp file of an interrupted write: %s", removed)
+        for removed in remove_stale_placeholders():
+            log.warning("removed the sandbox placeholder of an interrupted command: %s", removed)
 
     asyncio.get_running_loop().run_in_executor(None, clean)
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import socket
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -18,9 +21,11 @@ from sidecar.agent.prompt import git_status
 from sidecar.session import Session
 from sidecar.shell.classify import Where, analyze
 from sidecar.tools.bash import runner, sandbox
+from sidecar.tools.bash.sandbox import SandboxPolicy, remove_stale_placeholders
 from sidecar.tools.bash.shells import session_setting, shells_of
 from sidecar.workspace.gitenv import safe_git_env
 from tests.bash.test_bash_runtime import run_bash
+from tests.conftest import REPO
 
 needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason=f"no sandbox: {sandbox.unavailable_reason()}")
 
@@ -240,3 +245,36 @@ def test_dev_tcp_and_udp_redirections_are_network(command: str, workspace: Path)
     analysis = analyze(command, Where(workspace))
     assert not analysis.read_only
     assert "network" in [s.cls for s in analysis.subcommands]
+
+
+def test_placeholders_of_a_killed_sidecar_are_removed_by_the_next_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sidecar killed while a sandboxed command runs leaves its empty placeholders (``CLAUDE.md/`` as a
+    directory); the next sidecar removes them, and leaves a live sidecar's alone."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    dead_ws, live_ws = tmp_path / "dead", tmp_path / "live"
+    dead_ws.mkdir()
+    live_ws.mkdir()
+    (dead_ws / "CLAUDE.md").write_text("kept: a real file\n")
+    script = ("import sys, time; from pathlib import Path; from sidecar.tools.bash.sandbox import SandboxPolicy;"
+              "SandboxPolicy().guard([Path(sys.argv[1])]); print('guarded', flush=True); time.sleep(60)")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONPATH": str(REPO)}
+    dead = subprocess.Popen([sys.executable, "-c", script, str(dead_ws)], stdout=subprocess.PIPE, text=True, env=env)
+    live = subprocess.Popen([sys.executable, "-c", script, str(live_ws)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert dead.stdout is not None and dead.stdout.readline() == "guarded\n"
+        assert live.stdout is not None and live.stdout.readline() == "guarded\n"
+        dead.send_signal(signal.SIGKILL)
+        dead.wait()
+        assert (dead_ws / ".mcp.json").is_dir() and (dead_ws / "AGENTS.md").is_dir()  # left behind
+        (dead_ws / ".idea" / "workspace.xml").write_text("<x/>")  # the user's own since: kept
+        removed = remove_stale_placeholders()
+        assert sorted(p.name for p in removed) == [".claude", ".mcp.json", ".vscode", "AGENTS.md"]
+        assert sorted(p.name for p in dead_ws.iterdir()) == [".idea", "CLAUDE.md"]
+        assert (dead_ws / "CLAUDE.md").read_text() == "kept: a real file\n"
+        assert (live_ws / "CLAUDE.md").is_dir()  # its command may still be running
+        assert remove_stale_placeholders() == []
+    finally:
+        live.kill()
+        live.wait()
+    SandboxPolicy().cleanup()  # a policy without placeholders cleans nothing

@@ -18,6 +18,8 @@ the sandbox has ended.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import json
 import os
 import shutil
 import subprocess
@@ -25,6 +27,8 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from sidecar.store import data_dir
 
 # Read-only inside every writable root, wherever they appear (a root or below it).
 GUARDED_DIRS = (".claude", ".vscode", ".idea")
@@ -46,23 +50,91 @@ class SandboxPolicy:
     read_only: list[Path] = field(default_factory=list)
     # Created by ``guard`` for absent guarded names; removed again by ``cleanup``.
     placeholders: list[Path] = field(default_factory=list)
+    # Where the placeholders are written down until ``cleanup``, for a sidecar killed meanwhile.
+    record: Path | None = None
 
     def guard(self, roots: list[Path]) -> None:
         """Protect the agent's configuration inside ``roots`` (see the module docstring)."""
         existing, absent = guarded_paths(roots)
         self.read_only += existing
-        for path in absent:
-            if _make_placeholder(path):
-                self.placeholders.append(path)
-                self.read_only.append(path)
+        made = [path for path in absent if _make_placeholder(path)]
+        self.placeholders += made
+        self.read_only += made
+        if made:
+            self.record = _record_placeholders(made)
 
     def cleanup(self) -> None:
         """Remove the placeholders that are still empty (call when the sandbox has ended)."""
-        for path in self.placeholders:
-            with contextlib.suppress(OSError):
-                if path.is_dir() and not path.is_symlink():
-                    path.rmdir()  # fails when someone put something in it outside the sandbox
+        _remove_placeholders(self.placeholders)
         self.placeholders = []
+        if self.record is not None:
+            with contextlib.suppress(OSError):
+                self.record.unlink()
+            self.record = None
+
+
+_record_numbers = itertools.count()
+
+
+def _records_dir() -> Path:
+    return data_dir() / "sandbox-placeholders"
+
+
+def _record_placeholders(paths: list[Path]) -> Path | None:
+    """``<data dir>/sandbox-placeholders/<pid>-<n>.json`` lists them until ``cleanup`` removes it."""
+    record = _records_dir() / f"{os.getpid()}-{next(_record_numbers)}.json"
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps([str(p) for p in paths]))
+    except OSError:
+        return None
+    return record
+
+
+def _remove_placeholders(paths: list[Path]) -> list[Path]:
+    removed = []
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()  # fails when someone put something in it outside the sandbox
+                removed.append(path)
+    return removed
+
+
+def remove_stale_placeholders() -> list[Path]:
+    """The placeholders of a sidecar that died during a command (its process is gone) are removed when
+    still empty directories; a live process's are left alone (its command may be running)."""
+    removed: list[Path] = []
+    try:
+        records = list(_records_dir().glob("*.json"))
+    except OSError:
+        return removed
+    for record in records:
+        pid = record.name.split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            listed = json.loads(record.read_text())
+        except (OSError, ValueError):
+            listed = []
+        if isinstance(listed, list):
+            removed += _remove_placeholders([Path(p) for p in listed if isinstance(p, str)])
+        with contextlib.suppress(OSError):
+            record.unlink()
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is gone for this purpose
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def looks_like_git_dir(path: Path) -> bool:
