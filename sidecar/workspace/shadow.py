@@ -10,7 +10,10 @@ A snapshot stages what changed since the last one (``git ls-files --others --mod
 --exclude-standard``: the workspace's ``.gitignore`` files are honoured), skipping files over
 ``MAX_FILE_BYTES``, and writes a parentless commit held by ``refs/sidecar/<n>``; unchanged files cost
 nothing (same blobs). Dropping a snapshot deletes its ref; ``prune()`` lets ``git gc`` free what no
-ref holds.
+ref holds. ``core.bigFileThreshold=1`` makes ``git add`` stream every new blob into one pack per snapshot
+instead of one loose object file each: a session's first snapshot of a 200-file workspace took 47–57 ms
+of CPU as loose objects, 21 ms as a pack (no delta compression is attempted for those blobs; ``gc`` at
+pruning time packs them again).
 """
 
 from __future__ import annotations
@@ -55,8 +58,8 @@ class ShadowRepo:
             env: dict[str, str] | None = None) -> bytes:
         proc = subprocess.run(["git", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
                                "-c", "core.quotePath=false", "-c", "gc.auto=0", "-c", "core.untrackedCache=false",
-                               *args], cwd=self.work_tree, env=env or self.env, input=input, capture_output=True,
-                              timeout=120)
+                               "-c", "core.bigFileThreshold=1", *args],
+                              cwd=self.work_tree, env=env or self.env, input=input, capture_output=True, timeout=120)
         if check and proc.returncode != 0:
             raise ShadowError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()}")
         return proc.stdout
@@ -66,7 +69,7 @@ class ShadowRepo:
             return
         self.git_dir.mkdir(parents=True, exist_ok=True)
         bare = {k: v for k, v in self.env.items() if k not in ("GIT_WORK_TREE", "GIT_DIR")}
-        self.git("init", "-q", "--bare", str(self.git_dir), env=bare)
+        self.git("init", "-q", "--bare", "--template=", str(self.git_dir), env=bare)  # no sample hooks to copy
         self.git("config", "core.bare", "false")
         self.git("config", "core.autocrlf", "false")
 

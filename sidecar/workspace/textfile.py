@@ -191,7 +191,7 @@ def open_dir_nofollow(directory: Path, *, create: bool = False) -> int:
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None, *, create_parents: bool = False,
-                 create_only: bool = False) -> os.stat_result:
+                 create_only: bool = False, durable: bool = True) -> os.stat_result:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, rename; keep ``mode``.
 
     A crash at any point leaves either the old file or the new one, never a truncated file. The parent is
@@ -199,12 +199,16 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None, *, create_par
     the check and the write sends nothing elsewhere. Returns the stat of the written file. OSErrors come
     out as ``ToolError`` (disk full, a link on the path, …) with nothing lost. ``create_only``: the file
     must not exist; if anything appears at ``path`` meanwhile, it is kept and ``FileExistsError`` raised.
+    ``durable=False`` skips the two fsyncs (the sidecar's own bookkeeping, e.g. ``checkpoints.json``,
+    whose git objects are not fsynced either): still never torn by a crash, but the newest write may be
+    lost with it.
     """
-    return commit_temp(write_temp(path, data, mode, create_parents=create_parents), path, create_only=create_only)
+    return commit_temp(write_temp(path, data, mode, create_parents=create_parents, durable=durable), path,
+                       create_only=create_only, durable=durable)
 
 
 def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int | None = None, *,
-               create_parents: bool = False) -> TempFile:
+               create_parents: bool = False, durable: bool = True) -> TempFile:
     """First half of ``atomic_write``: ``data`` in a fsynced temp file beside ``path``.
 
     ``data`` may be a sequence of pieces written one after the other (e.g. memoryview slices of the old
@@ -236,7 +240,8 @@ def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int
                 umask = os.umask(0)
                 os.umask(umask)
                 os.fchmod(f.fileno(), 0o666 & ~umask)
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
             st = os.fstat(f.fileno())
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -248,7 +253,7 @@ def write_temp(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int
     return TempFile(dir_fd, name, path, st)
 
 
-def commit_temp(tmp: TempFile, path: Path, *, create_only: bool = False) -> os.stat_result:
+def commit_temp(tmp: TempFile, path: Path, *, create_only: bool = False, durable: bool = True) -> os.stat_result:
     """Second half of ``atomic_write``: check the folder is still the one the temp file is in (reached
     without a symlink), rename the temp file over ``path`` in it, fsync the folder.
 
@@ -274,8 +279,9 @@ def commit_temp(tmp: TempFile, path: Path, *, create_only: bool = False) -> os.s
                 raise
             except OSError as exc:
                 raise write_error(path, exc) from None
-            with contextlib.suppress(OSError):
-                os.fsync(now)
+            if durable:
+                with contextlib.suppress(OSError):
+                    os.fsync(now)
         finally:
             os.close(now)
     except BaseException:

@@ -1,7 +1,8 @@
 """Watch the session roots; when a file the agent has read changes, mark it stale and queue a notice.
 
 ``ensure_watcher(session)`` starts one ``Watcher`` per session lazily (the file tools call it after a
-Read); ``session.services["watcher"].close()`` stops it. Two sources feed it:
+Read); ``session.services["watcher"].close()`` stops it. Sessions with the same roots share one watch
+(``_SharedWatch``), stopped when the last of them closes. Two sources feed it:
 
 * ``watchfiles.awatch`` on the session roots (``step`` 20 ms, ``debounce`` 200 ms so a notice is queued
   within a few tens of milliseconds). Events under ``.git``, ``node_modules`` and the other
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,12 +46,12 @@ def notice_text(shown: str) -> str:
 
 
 class Watcher:
+    """A session's view of the watch on its roots: changes to files in its ledger raise its notices."""
+
     def __init__(self, session: Any) -> None:
         self.session = session
-        self._task: asyncio.Task[None] | None = None
-        self._stop = asyncio.Event()
+        self._watch: _SharedWatch | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._ignores = {root: _gitignore(root) for root in session.roots}
         self.ready = asyncio.Event()
 
     @property
@@ -58,38 +60,12 @@ class Watcher:
         return ledger
 
     def start(self) -> None:
-        if self._task is not None:
+        if self._unsubscribe is not None or self._watch is not None:
             return
         self._unsubscribe = buffers_for(self.session).subscribe(self._on_buffer_change)
-        roots = [str(r) for r in self.session.roots if r.is_dir()]
+        roots = tuple(sorted(str(r) for r in self.session.roots if r.is_dir()))
         if roots:
-            self._task = asyncio.get_running_loop().create_task(self._run(roots), name="sidecar-watcher")
-
-    async def _run(self, roots: list[str]) -> None:
-        import watchfiles
-
-        try:
-            async for changes in watchfiles.awatch(*roots, watch_filter=self._keep, stop_event=self._stop,
-                                                   step=20, debounce=200, recursive=True,
-                                                   yield_on_timeout=True, rust_timeout=100):
-                self.ready.set()
-                for _change, raw in changes:
-                    self.on_disk_change(Path(raw))
-        except Exception:  # a watcher failure must never take the session down
-            log.exception("file watcher stopped")
-        finally:
-            self.ready.set()
-
-    def _keep(self, _change: watchfiles.Change, raw: str) -> bool:
-        path = Path(raw)
-        if any(part in IGNORED_DIRS for part in path.parts):
-            return False
-        for root, spec in self._ignores.items():
-            if spec is not None and path.is_relative_to(root):
-                rel = str(path.relative_to(root))
-                if rel and spec.match_file(rel):
-                    return False
-        return True
+            self._watch = _SharedWatch.join(roots, self)
 
     def on_disk_change(self, path: Path) -> None:
         if path in self.ledger.paths() and self.ledger.mark_stale(path):
@@ -104,18 +80,92 @@ class Watcher:
             self.on_disk_change(path)
 
     async def close(self) -> None:
-        self._stop.set()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        if self._task is not None:
-            task, self._task = self._task, None
-            try:
-                await asyncio.wait_for(task, timeout=2)
-            except (TimeoutError, asyncio.CancelledError):
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+        if self._watch is not None:
+            watch, self._watch = self._watch, None
+            await watch.leave(self)
+
+
+class _SharedWatch:
+    """One ``watchfiles.awatch`` over a set of roots, shared by every session of this event loop that
+    watches the same roots: 50 sessions of one workspace cost one watch thread, not 50 threads each
+    waking every 100 ms. Stopped when its last session leaves."""
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        self.watchers: list[Watcher] = []
+        self.ready = False
+        self._stop = asyncio.Event()
+        self._ignores = {Path(root): _gitignore(Path(root)) for root in roots}
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="sidecar-watcher")
+
+    @classmethod
+    def join(cls, roots: tuple[str, ...], watcher: Watcher) -> _SharedWatch:
+        shared = _SHARED.setdefault(asyncio.get_running_loop(), {})
+        watch = shared.get(roots)
+        if watch is None or watch._task.done():
+            watch = shared[roots] = cls(roots)
+        watch.watchers.append(watcher)
+        if watch.ready:
+            watcher.ready.set()
+        return watch
+
+    async def leave(self, watcher: Watcher) -> None:
+        with contextlib.suppress(ValueError):
+            self.watchers.remove(watcher)
+        if self.watchers:
+            return
+        shared = _SHARED.get(asyncio.get_running_loop(), {})
+        if shared.get(self.roots) is self:
+            del shared[self.roots]
+        self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout=2)
+        except (TimeoutError, asyncio.CancelledError):
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+
+    async def _run(self) -> None:
+        import watchfiles
+
+        try:
+            async for changes in watchfiles.awatch(*self.roots, watch_filter=self._keep, stop_event=self._stop,
+                                                   step=20, debounce=200, recursive=True,
+                                                   yield_on_timeout=True, rust_timeout=100):
+                self._set_ready()
+                for _change, raw in changes:
+                    path = Path(raw)
+                    for watcher in list(self.watchers):
+                        watcher.on_disk_change(path)
+        except Exception:  # a watcher failure must never take the session down
+            log.exception("file watcher stopped")
+        finally:
+            self._set_ready()
+
+    def _set_ready(self) -> None:
+        if not self.ready:
+            self.ready = True
+            for watcher in self.watchers:
+                watcher.ready.set()
+
+    def _keep(self, _change: watchfiles.Change, raw: str) -> bool:
+        path = Path(raw)
+        if any(part in IGNORED_DIRS for part in path.parts):
+            return False
+        for root, spec in self._ignores.items():
+            if spec is not None and path.is_relative_to(root):
+                rel = str(path.relative_to(root))
+                if rel and spec.match_file(rel):
+                    return False
+        return True
+
+
+# The running watches, per event loop (tests run many loops in one process) and set of roots.
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, ...], _SharedWatch]] = (
+    weakref.WeakKeyDictionary())
 
 
 def ensure_watcher(session: Any) -> Watcher:

@@ -149,6 +149,46 @@ async def test_formatter_rewrites_after_edit_notice_and_refusal(agent: Agent, ws
     assert f.read_text() == "x = 2\n"
 
 
+async def test_sessions_of_one_workspace_share_one_watch_and_each_gets_its_notice(ws: Path, tmp_path: Path) -> None:
+    """Three sessions on one workspace: one watch (not one per session); a change to a file raises the
+    notice in exactly the sessions that read it; a closed session's neighbours keep being told."""
+    from sidecar.workspace import watcher as watcher_module
+
+    a, b, c = Agent(ws, tmp_path / "a"), Agent(ws, tmp_path / "b"), Agent(ws, tmp_path / "c")
+    (ws / "one.txt").write_text("1\n")
+    (ws / "two.txt").write_text("2\n")
+    await a.call("Read", file_path=str(ws / "one.txt"))
+    await b.call("Read", file_path=str(ws / "one.txt"))
+    await c.call("Read", file_path=str(ws / "two.txt"))
+    for agent in (a, b, c):
+        await asyncio.wait_for(agent.session.services["watcher"].ready.wait(), 5)
+    watches = watcher_module._SHARED[asyncio.get_running_loop()]
+    assert len(watches) == 1 and len(next(iter(watches.values())).watchers) == 3
+
+    async def notices(agent: Agent) -> list[str]:
+        for _ in range(100):
+            if agent.session.pending_notices:
+                break
+            await asyncio.sleep(0.02)
+        return agent.session.pending_notices
+
+    (ws / "one.txt").write_text("one\n")
+    assert await notices(a) == ["one.txt was modified by the user or a linter; re-read before editing."]
+    assert await notices(b) == ["one.txt was modified by the user or a linter; re-read before editing."]
+    assert c.session.pending_notices == []
+    await a.close()
+    b.session.pending_notices.clear()
+    await b.call("Read", file_path=str(ws / "one.txt"))
+    (ws / "one.txt").write_text("uno\n")
+    (ws / "two.txt").write_text("dos\n")
+    assert await notices(b) == ["one.txt was modified by the user or a linter; re-read before editing."]
+    assert await notices(c) == ["two.txt was modified by the user or a linter; re-read before editing."]
+    assert a.session.pending_notices == ["one.txt was modified by the user or a linter; re-read before editing."]
+    await b.close()
+    await c.close()
+    assert watches == {}
+
+
 async def test_rejected_edit_writes_nothing(ws: Path, tmp_path: Path) -> None:
     agent = Agent(ws, tmp_path)  # default mode: edits ask
     agent.channel.answer = "reject_once"
