@@ -42,6 +42,13 @@ class RpcError(Exception):
         self.data = data
 
 
+class ClientGone(RpcError):
+    """A request to the client failed because its connection closed before it answered."""
+
+    def __init__(self, message: str = "client disconnected") -> None:
+        super().__init__(INTERNAL_ERROR, message)
+
+
 # ACP: the request was cancelled by the client ($/cancel_request).
 REQUEST_CANCELLED = -32800
 # Agent-specific failures (a prompt already running, the model unavailable, …): a code ACP assigns to

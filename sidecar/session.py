@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from sidecar.errors import RpcError
+from sidecar.errors import ClientGone, RpcError
 from sidecar.store import SessionStore
 from sidecar.textspan import common_prefix, common_suffix
 
@@ -44,6 +45,26 @@ class ClientChannel(Protocol):
         ...
 
     async def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+
+# How long the editor may take to answer ``fs/read_text_file`` / ``fs/write_text_file`` (seconds).
+CLIENT_FS_TIMEOUT = float(os.environ.get("SIDECAR_CLIENT_FS_TIMEOUT") or 30)
+
+
+class ClientRequestError(Exception):
+    """A request to the editor did not get a usable answer.
+
+    ``kind``: ``"error"`` (the editor answered a JSON-RPC error: ``code``, ``detail`` its message),
+    ``"timeout"`` (no answer within the limit; the editor was told ``$/cancel_request``), ``"gone"``
+    (the connection closed), ``"invalid"`` (an answer without the expected fields).
+    """
+
+    def __init__(self, method: str, kind: str, detail: str, code: int | None = None) -> None:
+        super().__init__(f"{method}: {detail}")
+        self.method = method
+        self.kind = kind
+        self.detail = detail
+        self.code = code
 
 
 def sidecar_capability(channel: ClientChannel, name: str) -> bool:
@@ -104,6 +125,46 @@ class ClientPort:
     async def apply_buffer_edit(self, params: dict[str, Any]) -> Any:
         """``workspace/applyEdit``: the editor changes its buffer (undoable there); disk is untouched."""
         return await self.channel.request("workspace/applyEdit", params)
+
+    def fs_capability(self, name: str) -> bool:
+        """Whether the client advertised ``clientCapabilities.fs.<name>`` (``readTextFile``,
+        ``writeTextFile``): then its files are read and written through it (docs/protocol.md)."""
+        fs = self.channel.client_capabilities.get("fs")
+        return isinstance(fs, dict) and fs.get(name) is True
+
+    async def read_text_file(self, path: str, *, line: int | None = None, limit: int | None = None) -> str:
+        """ACP ``fs/read_text_file``: the file's text as the editor has it (an unsaved buffer included).
+
+        Raises ``ClientRequestError`` when no usable answer comes."""
+        params: dict[str, Any] = {"sessionId": self.session_id, "path": path}
+        if line is not None:
+            params["line"] = line
+        if limit is not None:
+            params["limit"] = limit
+        result = await self._fs_request("fs/read_text_file", params)
+        content = result.get("content") if isinstance(result, dict) else None
+        if not isinstance(content, str):
+            raise ClientRequestError("fs/read_text_file", "invalid", "the answer has no text content")
+        return content
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        """ACP ``fs/write_text_file``: the editor takes the new text (into its buffer, undoable there).
+
+        Raises ``ClientRequestError`` when no usable answer comes."""
+        await self._fs_request("fs/write_text_file", {"sessionId": self.session_id, "path": path,
+                                                      "content": content})
+
+    async def _fs_request(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return await asyncio.wait_for(self.channel.request(method, params), CLIENT_FS_TIMEOUT)
+        except TimeoutError:
+            raise ClientRequestError(method, "timeout", f"no answer within {CLIENT_FS_TIMEOUT:g} s") from None
+        except ClientGone:
+            raise ClientRequestError(method, "gone", "the editor's connection closed") from None
+        except RpcError as exc:
+            raise ClientRequestError(method, "error", exc.message, exc.code) from None
+        except (ConnectionError, OSError) as exc:
+            raise ClientRequestError(method, "gone", f"the editor's connection closed ({exc})") from None
 
     async def lsp_query(self, params: dict[str, Any]) -> Any:
         """``_sidecar/lsp_query``: the editor's own language servers answer."""

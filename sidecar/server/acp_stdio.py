@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import Any
 
-from sidecar.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, RpcError
+from sidecar.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, ClientGone, RpcError
 from sidecar.server import jsonrpc
 from sidecar.server.core import SessionCore
 
@@ -73,7 +73,7 @@ class AcpStdioChannel:
     def fail_all(self) -> None:
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(RpcError(INTERNAL_ERROR, "client disconnected"))
+                future.set_exception(ClientGone())
 
 
 async def read_lines(reader: asyncio.StreamReader) -> Any:

@@ -216,7 +216,8 @@ class SessionCore:
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": True},
-            "sessionCapabilities": {"list": {}},
+            # ACP v1's stable field: session/new and session/load take ``additionalDirectories``.
+            "sessionCapabilities": {"list": {}, "additionalDirectories": {}},
             "_meta": {"sidecar": {"reviewEdit": True, "askUser": True, "lspQuery": True, "diagnostics": True,
                                   "rewind": True}},
         }
@@ -295,8 +296,10 @@ class SessionCore:
         live = self.sessions.get(req.session_id)
         if live is not None and live.prompt_task is not None and not live.prompt_task.done():
             raise agent_error("prompt_running", "That session is running a prompt; cancel it first")
+        # ACP: a non-empty list is the loaded session's whole list; omitted or empty keeps the saved roots.
+        requested = parse(_NewSessionExtras, params).additional_directories
         session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
-                          additional_directories=[Path(d) for d in saved.additional_directories],
+                          additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
                           mode=saved.mode if saved.mode in MODES else "default")
         await self._start(session)
@@ -311,7 +314,8 @@ class SessionCore:
     async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         cwd = parse(_ListSessions, params).cwd
         items = [{"sessionId": s.id, "cwd": s.cwd, "title": s.title,
-                  "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s.updated_at))}
+                  "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s.updated_at)),
+                  **({"additionalDirectories": s.additional_directories} if s.additional_directories else {})}
                  for s in self.store.list(cwd)]
         return {"sessions": items}
 

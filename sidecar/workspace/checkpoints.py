@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.errors import ToolError
-from sidecar.workspace.ledger import Fingerprint, ReadLedger
+from sidecar.workspace.ledger import Fingerprint, LedgerEntry, ReadLedger
 from sidecar.workspace.shadow import ShadowError, ShadowRepo, prune_old_repos
 from sidecar.workspace.textfile import atomic_write
 
@@ -69,10 +69,10 @@ class ObservedLedger(ReadLedger):
         for observer in self.before_write:
             observer(path, data)
 
-    def record_write(self, path: Path, fp: Fingerprint, content: bytes | None = None) -> None:
+    def record_write(self, path: Path, fp: Fingerprint, content: bytes | None = None) -> LedgerEntry:
         for observer in self.on_write:
             observer(path, fp)
-        super().record_write(path, fp, content)
+        return super().record_write(path, fp, content)
 
     def clear(self) -> None:
         for path in list(self.paths()):

@@ -24,6 +24,15 @@ bounded: a file over ``CONTENT_FILE_MAX`` (2 MiB) is never kept, and the session
 stays; such a file is refused when stale, as before). The bytes are the ones the tool already held (no
 copy).
 
+Text the editor served. When the ACP client offers ``fs/read_text_file``, Read takes a text file's
+content from the editor (its unsaved buffer included), so the entry's fingerprint describes that text:
+``source="client"``, the digest of its UTF-8 bytes, no stat (``mtime_ns`` 0, ``size`` its length). Such an
+entry is fresh while the text it is compared with has that digest: the editor's current text for an
+Edit/Write through the client, or the bytes on disk for one that writes disk. A change on disk marks it
+stale only when the disk no longer holds what the agent saw (the user saving the buffer the agent read,
+or the editor saving the agent's own edit, is no change); ``disk_seen`` keeps the disk's stat when last
+compared, so an unchanged disk is not hashed again.
+
 Entries also carry a newline checkpoint index for huge files (byte offset of every ``CHECKPOINT``
 lines), valid while the stat part of the fingerprint is unchanged: a second Read late in a 1 GB file
 seeks instead of rescanning.
@@ -84,9 +93,16 @@ class Fingerprint:
     size: int
     digest: str | None = None
     full: bool = True
+    # "disk": the file's bytes and stat; "client": the text the editor served (fs/read_text_file).
+    source: str = "disk"
 
     def same_stat(self, other: Fingerprint) -> bool:
-        return self.mtime_ns == other.mtime_ns and self.size == other.size
+        return self.mtime_ns == other.mtime_ns and self.size == other.size and self.source == other.source
+
+
+def client_fingerprint(content: bytes) -> Fingerprint:
+    """The fingerprint of text the editor served or took (``content``: its UTF-8 bytes)."""
+    return Fingerprint(0, len(content), digest(content), True, source="client")
 
 
 def stat_fingerprint(path: Path) -> Fingerprint | None:
@@ -116,6 +132,8 @@ class LedgerEntry:
     total_lines: int | None = None
     # The bytes whose fingerprint is ``fingerprint`` (None: not kept; see "Content kept for rebasing").
     content: bytes | None = None
+    # A client-sourced entry: the disk's (mtime_ns, size) when last compared with what the agent saw.
+    disk_seen: tuple[int, int] | None = None
 
 
 class ReadLedger:
@@ -179,12 +197,13 @@ class ReadLedger:
         entry.read_at = time.time()
         return entry
 
-    def record_write(self, path: Path, fp: Fingerprint, content: bytes | None = None) -> None:
+    def record_write(self, path: Path, fp: Fingerprint, content: bytes | None = None) -> LedgerEntry:
         """After the agent wrote the file: it knows the content, but has not *seen* any range of it.
         ``content``: the bytes written, when the writer has them whole (kept for rebasing)."""
         entry = LedgerEntry(path=path, fingerprint=fp)
         self._entries[path] = entry
         self._keep(entry, content)
+        return entry
 
     def rebase_onto(self, path: Path, data: bytes, st: os.stat_result, data_digest: str | None = None) -> None:
         """The agent's next write applies on top of ``data`` (the file now, changed by someone else since
@@ -216,10 +235,31 @@ class ReadLedger:
         if entry is None or entry.stale:
             return False
         now = stat_fingerprint(path)
-        if now is not None and now.same_stat(entry.fingerprint):
+        if entry.fingerprint.source == "client":
+            if not self._disk_differs(entry, now):
+                return False
+        elif now is not None and now.same_stat(entry.fingerprint):
             return False  # our own write, or a touch that changed nothing we track
         entry.stale = True
         return True
+
+    @staticmethod
+    def _disk_differs(entry: LedgerEntry, now: Fingerprint | None) -> bool:
+        """For a client-sourced entry: whether the disk now holds other text than the agent saw."""
+        if now is None:
+            return True  # deleted
+        stat = (now.mtime_ns, now.size)
+        if entry.disk_seen == stat:
+            return False
+        if now.size != entry.fingerprint.size or now.size > STREAM_THRESHOLD:
+            return True
+        try:
+            same = digest(entry.path.read_bytes()) == entry.fingerprint.digest
+        except OSError:
+            return True
+        if same:
+            entry.disk_seen = stat
+        return not same
 
     def mark_buffer_changed(self, path: Path) -> bool:
         """The open editor buffer changed: the agent's view is out of date even though disk is not."""
@@ -232,9 +272,13 @@ class ReadLedger:
     def wants_digest(self, path: Path, st: os.stat_result) -> bool:
         """Whether ``require_fresh`` will compare a digest of the data (so it is worth computing early)."""
         entry = self._entries.get(path)
-        if entry is None or entry.stale:
+        if entry is None:
             return False
         fp = entry.fingerprint
+        if fp.source == "client":
+            return fp.size == st.st_size
+        if entry.stale:
+            return False
         return fp.full and fp.digest is not None and fp.mtime_ns == st.st_mtime_ns and fp.size == st.st_size
 
     def require_fresh(self, path: Path, shown: str, data: bytes, st: os.stat_result,
@@ -247,8 +291,11 @@ class ReadLedger:
             raise ToolError(f"{shown} has not been read in this session. Read it first (Read tool), "
                             "then make the change.")
         fp = entry.fingerprint
-        changed = entry.stale or fp.mtime_ns != st.st_mtime_ns or fp.size != st.st_size or (
-            fp.full and fp.digest is not None and fp.digest != (data_digest or digest(data)))
+        if fp.source == "client":  # the editor served it: fresh while the disk holds that very text
+            changed = fp.size != len(data) or fp.digest != (data_digest or digest(data))
+        else:
+            changed = entry.stale or fp.mtime_ns != st.st_mtime_ns or fp.size != st.st_size or (
+                fp.full and fp.digest is not None and fp.digest != (data_digest or digest(data)))
         if changed:
             raise StaleError(f"{shown} was modified since read (by the user, a formatter or another "
                             "process). Read it again, then redo the change against its current content.")

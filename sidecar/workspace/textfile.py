@@ -63,7 +63,7 @@ def decode(data: bytes) -> tuple[str, Encoding]:
                 text = data[len(bom):].decode(name)
             except UnicodeDecodeError as exc:
                 raise BinaryFileError(f"starts with a {name} BOM but does not decode as {name}") from exc
-            return text, Encoding(name, bom, _is_crlf(text))
+            return text, Encoding(name, bom, is_crlf(text))
     if sniff_binary(data[:8192]):
         raise BinaryFileError("contains NUL bytes or a binary signature")
     try:
@@ -72,7 +72,7 @@ def decode(data: bytes) -> tuple[str, Encoding]:
     except UnicodeDecodeError:
         text = data.decode("latin-1")
         name = "latin-1"
-    return text, Encoding(name, b"", _is_crlf(text))
+    return text, Encoding(name, b"", is_crlf(text))
 
 
 def encode(text: str, enc: Encoding) -> bytes:
@@ -90,7 +90,7 @@ def from_model(text: str, enc: Encoding) -> str:
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
-def _is_crlf(text: str) -> bool:
+def is_crlf(text: str) -> bool:
     if "\r" not in text:  # the common case, at memchr speed; no full count
         return False
     n = text.count("\n")

@@ -53,8 +53,55 @@ describe('ACP through the official TypeScript SDK', () => {
     expect(init.agentCapabilities?.loadSession).toBe(true);
     expect(init.agentCapabilities?.promptCapabilities).toEqual({ image: true, audio: false, embeddedContext: true });
     expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: true });
-    expect(init.agentCapabilities?.sessionCapabilities?.list).toEqual({});
+    expect(init.agentCapabilities?.sessionCapabilities).toEqual({ list: {}, additionalDirectories: {} });
     expect(init.authMethods).toEqual([]);
+  });
+
+  it("Read gets the editor's unsaved buffer through fs/read_text_file, and Edit lands in it with fs/write_text_file", async () => {
+    const { ws, sidecar: s, model: m } = await setup((ws) => [
+      toolUse('toolu_r1', 'Read', { file_path: path.join(ws, 'notes.txt') }),
+      toolUse('toolu_e1', 'Edit', { file_path: path.join(ws, 'notes.txt'), old_string: 'gamma', new_string: 'delta' }),
+      say('done'),
+    ]);
+    const file = path.join(ws, 'notes.txt');
+    fs.writeFileSync(file, 'alpha\nbeta\ngamma\n');
+    // The user typed on line 2 and has not saved: the editor's buffer differs from disk.
+    s.buffers.set(file, 'alpha\nbeta, typed in the editor\ngamma\n');
+    const session = await s.newSession();
+    expect(await s.prompt(session, 'change gamma')).toBe('end_turn');
+
+    expect(await toolResult(m, 'toolu_r1')).toEqual({
+      text:
+        '     1\talpha\n     2\tbeta, typed in the editor\n     3\tgamma\n\nNote: this is notes.txt as it is open in the ' +
+        'editor, with changes that are not saved to disk; commands you run (Bash) see the version on disk.',
+      isError: false,
+    });
+    expect(await toolResult(m, 'toolu_e1')).toEqual({
+      text:
+        "The file notes.txt has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n" +
+        '     1\talpha\n     2\tbeta, typed in the editor\n     3\tdelta',
+      isError: false,
+    });
+    // The edit arrived as fs/write_text_file (after the user approved it), built on the buffer's text.
+    const writes = s.clientRequests.filter((r) => r.method === 'fs/write_text_file');
+    expect(writes.map((r) => r.params)).toEqual([{ sessionId: session, path: file, content: 'alpha\nbeta, typed in the editor\ndelta\n' }]);
+    expect(s.clientRequests.map((r) => r.method)).toEqual([
+      'fs/read_text_file',
+      'fs/read_text_file',
+      'session/request_permission',
+      'fs/read_text_file',
+      'fs/write_text_file',
+    ]);
+    // The permission question showed the diff against the buffer.
+    const asked = s.clientRequests.find((r) => r.method === 'session/request_permission')?.params as {
+      toolCall: { content?: { type: string; oldText?: string; newText?: string }[] };
+    };
+    expect(asked.toolCall.content?.find((c) => c.type === 'diff')).toMatchObject({
+      oldText: 'alpha\nbeta, typed in the editor\ngamma\n',
+      newText: 'alpha\nbeta, typed in the editor\ndelta\n',
+    });
+    expect(s.buffers.get(file)).toBe('alpha\nbeta, typed in the editor\ndelta\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe('alpha\nbeta\ngamma\n'); // disk untouched
   });
 
   it('without fs capabilities an Edit writes the file on disk, as before', async () => {

@@ -21,7 +21,7 @@ from sidecar.tools.files.common import ledger_of, review, snippet
 from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.diffs import common_prefix, common_suffix
 from sidecar.workspace.rebase import MARGIN, rebase_edit
-from sidecar.workspace.textfile import BinaryFileError, Encoding, decode, from_model
+from sidecar.workspace.textfile import BinaryFileError, Encoding, decode, from_model, is_crlf
 
 
 def lsp_position(text: str, offset: int) -> dict[str, int]:
@@ -29,11 +29,6 @@ def lsp_position(text: str, offset: int) -> dict[str, int]:
     line = text.count("\n", 0, offset)
     start = text.rfind("\n", 0, offset) + 1
     return {"line": line, "character": len(text[start:offset].encode("utf-16-le")) // 2}
-
-
-def _crlf(text: str) -> bool:
-    n = text.count("\n")
-    return n > 0 and text.count("\r\n") == n
 
 
 async def edit_buffer(ctx: ToolContext, path: Path, who: str, old_string: str, new_string: str,
@@ -46,7 +41,7 @@ async def edit_buffer(ctx: ToolContext, path: Path, who: str, old_string: str, n
     if ledger.get(path) is None:
         raise ToolError(f"{who} has not been read in this session. Read it first (Read tool), then make the change.")
     text, version = buf.text, buf.version
-    enc = Encoding("utf-8", crlf=_crlf(text))
+    enc = Encoding("utf-8", crlf=is_crlf(text))
     old, new = from_model(old_string, enc), from_model(new_string, enc)
     count = text.count(old) if old else 0
     if count == 0:

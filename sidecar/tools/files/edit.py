@@ -20,6 +20,13 @@ from sidecar.errors import ToolError
 from sidecar.tools.base import Location, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.buffer_edit import edit_buffer
+from sidecar.tools.files.client_files import (
+    client_staleness,
+    client_writes,
+    read_from_client,
+    require_unchanged_during_review,
+    write_to_client,
+)
 from sidecar.tools.files.common import (
     ledger_of,
     read_bytes,
@@ -126,6 +133,8 @@ class EditTool(Tool[EditInput]):
         path = resolved(ctx, inp.file_path).path
         who = shown(ctx, path)
         start_watching(ctx)
+        if client_writes(ctx, path):  # the editor's text, through fs/read_text_file + fs/write_text_file
+            return await _edit_in_editor(ctx, path, who, inp)
         if buffers_for(ctx.session).is_dirty(path) and ctx.session.client.can_edit_buffers():
             return await edit_buffer(ctx, path, who, inp.old_string, inp.new_string, inp.replace_all,
                                      inp.model_dump())  # into the editor's buffer, disk untouched
@@ -215,13 +224,69 @@ def _rebase(ledger: ReadLedger, path: Path, who: str, data: bytes, st: os.stat_r
                         "changed how often old_string occurs, so your edit cannot be applied on top of it "
                         "safely.)") from None
     ledger.rebase_onto(path, data, st, data_digest)
-    if not rebased.shown:
+    return _outside_note(who, rebased.shown, change.enc)
+
+
+def _outside_note(who: str, shown: str, enc: Encoding) -> str:
+    """What to tell the model about an outside change its edit was applied on top of ("" if none)."""
+    if not shown:
         return ""
-    shown_diff = rebased.shown.replace("\r\n", "\n") if change.enc.crlf else rebased.shown
+    shown_diff = shown.replace("\r\n", "\n") if enc.crlf else shown
     return (f"Note: {who} had been changed since you read it (by the user, a formatter or another "
             f"process), away from the lines you edited, so your edit was applied on top of that change. "
             f"The file now also has this change you did not make (line numbers of the version you "
             f"read → now):\n```diff\n{shown_diff}```")
+
+
+async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput) -> ToolOutput:
+    """Edit the editor's text of ``path``: matched against what ``fs/read_text_file`` serves now, checked
+    against what the agent read (rebased onto a change elsewhere, as on disk), reviewed, checked again,
+    then handed over with ``fs/write_text_file``. Disk is not written (docs/files.md)."""
+    raw_input = inp.model_dump()
+    diagnose = ctx.session.has_client_capability("diagnostics")  # the editor's servers see its buffers
+    if not path.exists():  # old_string "" on a missing file (validate): create it in the editor
+        if inp.old_string != "":
+            raise ToolError(f"File does not exist: {inp.file_path} (it disappeared just now). Nothing was "
+                            "written. Check the path, then call again.")
+        landing = await review(ctx, "Edit", path, None, inp.new_string, raw_input)
+        if path.exists():
+            raise ToolError(f"{who} was created by someone else while your Edit was being reviewed. "
+                            "Nothing was written. Read it, then decide how to change it.")
+        await write_to_client(ctx, path, who, landing.final_text)
+        return ToolOutput(blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
+                          editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+    before = await diagnostics_snapshot(ctx, path) if diagnose else None
+    text = await read_from_client(ctx, path, who)
+    stale = client_staleness(ctx, path, who, text)
+    try:
+        change = _replace(who, text.encode("utf-8"), inp)
+    except ToolError:
+        if stale is not None:  # the staleness verdict comes first, as on disk
+            raise stale[0] from None
+        raise
+    outside = ""
+    if stale is not None:
+        error, base = stale
+        if base is None:
+            raise error
+        rebased = rebase_edit(base, change.text, from_model(inp.old_string, change.enc), inp.replace_all, who)
+        if rebased is None:
+            raise ToolError(f"{error} (The change is within {MARGIN} lines of the text you are replacing, or "
+                            "changed how often old_string occurs, so your edit cannot be applied on top of it "
+                            "safely.)") from None
+        outside = _outside_note(who, rebased.shown, change.enc)
+    change.materialise()
+    landing = await review(ctx, "Edit", path, change.text, change.new_text, raw_input)
+    await require_unchanged_during_review(ctx, path, who, text, "Edit")
+    await write_to_client(ctx, path, who, landing.final_text)
+    head = f"The file {who} has been updated"
+    if change.replaced > 1:
+        head += f" ({change.replaced} occurrences replaced)"
+    summary = "\n\n".join(x for x in (outside, landing.summary) if x)
+    out = ToolOutput(blocks=[TextBlock(f"{head}. Here's the result of running `cat -n` on a snippet of the edited "
+                                       f"file:\n{_result_snippet(change, landing.final_text)}" + _extra(summary))],
+                     editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+    return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pydantic import Field
 from sidecar.errors import ToolError
 from sidecar.tools.base import ImageBlock, Location, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
+from sidecar.tools.files.client_files import client_reads, read_from_client, record_client_read
 from sidecar.tools.files.common import (
     ledger_of,
     read_bytes,
@@ -30,8 +31,8 @@ from sidecar.tools.files.common import (
     start_watching,
 )
 from sidecar.workspace.buffers import buffers_for
-from sidecar.workspace.ledger import SAMPLE, STREAM_THRESHOLD, Fingerprint, LedgerEntry, digest
-from sidecar.workspace.textfile import BinaryFileError, decode, sniff_binary
+from sidecar.workspace.ledger import SAMPLE, STREAM_THRESHOLD, Fingerprint, LedgerEntry, client_fingerprint, digest
+from sidecar.workspace.textfile import BinaryFileError, Encoding, decode, sniff_binary
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -126,8 +127,11 @@ class ReadTool(Tool[ReadInput]):
         elif suffix == ".ipynb":
             out = _read_notebook(path, ctx, inp)
         else:
-            out = _read_text(path, ctx, inp)
+            served = await _read_editor_text(path, ctx, inp) if client_reads(ctx) else None
+            out = served if served is not None else _read_text(path, ctx, inp)
         out.metadata.setdefault("subject", str(path))
+        if out.metadata.get("source") == "editor":
+            return out
         if buffers_for(ctx.session).is_dirty(path) and not out.is_error:
             out.blocks.append(TextBlock("\nNote: this file has unsaved changes in the editor; the text above is "
                                         "the version saved on disk. Ask the user to save before editing it."))
@@ -188,12 +192,47 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
     if ledger.is_unchanged_read(path, key, fp):
         return _unchanged(path, ctx, start, limit)
+    text, enc = _decode_text(path, ctx, data)
+    ledger.record_read(path, fp, key, data)
+    return _text_output(path, ctx, text, enc, start, limit)
+
+
+def _decode_text(path: Path, ctx: ToolContext, data: bytes) -> tuple[str, Encoding]:
     try:
-        text, enc = decode(data)
+        return decode(data)
     except BinaryFileError as exc:
         raise ToolError(f"{shown(ctx, path)} is a binary file ({exc}); it cannot be shown as text. "
                         "If you need facts about it, use Bash (e.g. `file`, `xxd | head`).") from None
-    ledger.record_read(path, fp, key, data)
+
+
+async def _read_editor_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput | None:
+    """The text the editor has of ``path`` (``fs/read_text_file``: an unsaved buffer included), numbered
+    as from disk; None for a file over ``STREAM_THRESHOLD`` (streamed from disk instead). Binary files
+    are refused from their bytes on disk, as before: the editor serves text only."""
+    if os.stat(path).st_size > STREAM_THRESHOLD:
+        return None
+    data, st = read_bytes(path)
+    disk_text, _ = _decode_text(path, ctx, data)
+    start, limit, key = _range_key(inp)
+    who = shown(ctx, path)
+    text = await read_from_client(ctx, path, who)
+    if ledger_of(ctx).is_unchanged_read(path, key, client_fingerprint(text.encode("utf-8"))):
+        out = _unchanged(path, ctx, start, limit)
+    else:
+        record_client_read(ctx, path, key, text, (st.st_mtime_ns, st.st_size))
+        out = _text_output(path, ctx, text, None, start, limit)
+        last = out.blocks[-1] if out.blocks else None
+        if text.replace("\r\n", "\n") != disk_text.replace("\r\n", "\n") and isinstance(last, TextBlock):
+            last.text += (f"\n\nNote: this is {who} as it is open in the editor, with changes that are not "
+                          "saved to disk; commands you run (Bash) see the version on disk.")
+            out.metadata["unsaved"] = True
+    out.metadata["source"] = "editor"
+    return out
+
+
+def _text_output(path: Path, ctx: ToolContext, text: str, enc: Encoding | None, start: int,
+                 limit: int) -> ToolOutput:
+    """``text`` numbered ``cat -n`` style, lines ``start`` (negative: from the end) to ``start+limit-1``."""
     if not text:
         return ToolOutput.text(f"{shown(ctx, path)} exists but is empty (0 bytes).",
                                metadata={"range": [0, 0], "empty": True})
@@ -212,7 +251,7 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     if body is None:
         body = "\n".join(_format_line(start + i, line) for i, line in enumerate(chosen))
     notes = []
-    if enc.name != "utf-8" or enc.bom:
+    if enc is not None and (enc.name != "utf-8" or enc.bom):
         notes.append(f"(Encoding: {enc.describe()}.)")
     if end < total or start > 1:
         notes.append(f"(Showing lines {start}-{end} of {total}."
@@ -220,7 +259,7 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     result = body + ("\n\n" + "\n".join(notes) if notes else "")
     return ToolOutput(blocks=[TextBlock(result)], bound_output=False,
                       metadata={"range": [start, end], "total_lines": total, "truncated": end < total,
-                                "encoding": enc.describe()})
+                                **({"encoding": enc.describe()} if enc is not None else {})})
 
 
 def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_result) -> ToolOutput:

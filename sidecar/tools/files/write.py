@@ -6,6 +6,7 @@ only after the user approved. An existing file keeps its encoding and BOM; a CRL
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -13,6 +14,13 @@ from pydantic import Field
 from sidecar.errors import ToolError
 from sidecar.tools.base import Location, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
+from sidecar.tools.files.client_files import (
+    client_staleness,
+    client_writes,
+    read_from_client,
+    require_unchanged_during_review,
+    write_to_client,
+)
 from sidecar.tools.files.common import (
     ledger_of,
     read_bytes,
@@ -26,7 +34,7 @@ from sidecar.tools.files.common import (
 from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.diffs import make_diff
 from sidecar.workspace.ledger import fingerprint_of
-from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model
+from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model, is_crlf
 
 
 class WriteInput(ToolInput):
@@ -73,6 +81,8 @@ class WriteTool(Tool[WriteInput]):
         path = resolved(ctx, inp.file_path).path
         who = shown(ctx, path)
         start_watching(ctx)
+        if client_writes(ctx, path):  # the editor's text, through fs/read_text_file + fs/write_text_file
+            return await _write_in_editor(ctx, path, who, inp)
         refuse_if_dirty(ctx, path)
         # The file's errors before the change, so the result can name the ones the change introduced.
         before = await diagnostics_snapshot(ctx, path) if path.exists() else None
@@ -116,3 +126,37 @@ class WriteTool(Tool[WriteInput]):
         return await with_new_diagnostics(ctx, path, before, ToolOutput(
             blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
             editor_content=landing.editor_content, metadata={"subject": str(path)}))
+
+
+async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInput) -> ToolOutput:
+    """Replace (or create) the editor's text of ``path`` with ``fs/write_text_file``: an existing file's
+    current text (``fs/read_text_file``) must be what the agent read, before and after the review; the
+    new text takes its line endings. Disk is not written (docs/files.md)."""
+    raw_input = inp.model_dump()
+    diagnose = ctx.session.has_client_capability("diagnostics")
+    if not path.exists():
+        landing = await review(ctx, "Write", path, None, inp.content, raw_input)
+        if path.exists():
+            raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
+                            "Nothing was written. Read it, then decide how to change it.")
+        await write_to_client(ctx, path, who, landing.final_text)
+        lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
+        return ToolOutput(blocks=[TextBlock(f"File created successfully at: {path} ({lines} lines)."
+                                            + (f"\n\n{landing.summary}" if landing.summary else ""))],
+                          editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+    before = await diagnostics_snapshot(ctx, path) if diagnose else None
+    old_text = await read_from_client(ctx, path, who)
+    stale = client_staleness(ctx, path, who, old_text)
+    if stale is not None:
+        raise stale[0]
+    enc = Encoding("utf-8", crlf=is_crlf(old_text))
+    new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
+    landing = await review(ctx, "Write", path, old_text, new_text, raw_input)
+    await require_unchanged_during_review(ctx, path, who, old_text, "Write")
+    await write_to_client(ctx, path, who, landing.final_text)
+    d = make_diff(old_text, landing.final_text, who)
+    text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
+            + (f"; kept {enc.describe()}" if enc.crlf else "") + ").")
+    out = ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
+                     editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+    return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
