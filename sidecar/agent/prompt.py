@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sidecar.memory.nested import ImportPolicy, expand_imports, refused_always
 from sidecar.secrets import scrubbed_env
-from sidecar.workspace.gitenv import safe_git_env
+from sidecar.workspace.gitenv import filter_overrides, repo_programs, safe_git_env
 
 MEMORY_FILES = ("CLAUDE.md", "AGENTS.md")
 MAX_MEMORY_CHARS = 40_000
@@ -56,7 +56,9 @@ def git_status(cwd: Path) -> str:
                                 text=True, timeout=3, env=env)
         if branch.returncode != 0:
             return "not a git repository"
-        status = subprocess.run(["git", "--no-optional-locks", "status", "--short"], cwd=cwd,
+        # A repository's own filter drivers could run on status (racily clean files): blanked here.
+        blank = filter_overrides(repo_programs(cwd))
+        status = subprocess.run(["git", *blank, "--no-optional-locks", "status", "--short"], cwd=cwd,
                                 capture_output=True, text=True, timeout=3, env=env)
         lines = status.stdout.splitlines()
         shown = "\n".join(lines[:40]) + (f"\n… {len(lines) - 40} more" if len(lines) > 40 else "")

@@ -15,6 +15,7 @@ import itertools
 import os
 import pwd
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -608,6 +609,10 @@ class Where:
     cwd: Path
     roots: list[Path] = field(default_factory=list)
     home: Path = field(default_factory=lambda: Path(os.path.expanduser("~")))
+    # The settings of the repository at a directory that name programs git would run by itself
+    # (``diff.external``, a textconv or filter driver): a git command there is not read-only. Given by
+    # the caller (``workspace.gitenv.repo_programs``); None: not checked (pure classification).
+    git_programs: Callable[[Path], list[str]] | None = None
 
     def __post_init__(self) -> None:
         if not self.roots:
@@ -1462,10 +1467,28 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     if cmd.dynamic_heredoc:
         return "unknown", "here-document with substitutions"
     not_read_only = read_only_reason(cmd, base)
+    if not_read_only is None and base == "git" and where.git_programs is not None:
+        programs = where.git_programs(_git_dir_arg(cmd, where))
+        if programs:
+            return "execute", f"{GIT_PROGRAMS_REASON} ({programs[0]})"
     if not_read_only is None:
         return "read-only", ""
     cls, why = _how_bad(cmd, base, where)
     return (cls, why) if cls not in ("read-only", "unknown") else ("unknown", not_read_only)
+
+
+GIT_PROGRAMS_REASON = "this repository's own git configuration names a program git would run"
+
+
+def _git_dir_arg(cmd: SimpleCommand, where: Where) -> Path:
+    """The directory git works in: the cwd, moved by each leading ``-C dir``."""
+    here, args = where.cwd, cmd.args
+    for a, b in itertools.pairwise(args):
+        if not a.startswith("-"):
+            break
+        if a == "-C":
+            here = _resolve(b, Where(here, where.roots, where.home)) or here
+    return here
 
 
 def _how_bad(cmd: SimpleCommand, base: str, where: Where) -> tuple[str, str]:
@@ -1644,7 +1667,7 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
     result = Analysis(command, subs, False)
     cwd = where.cwd
     for cmd in parsed.commands:
-        here = Where(cwd, where.roots, where.home)
+        here = Where(cwd, where.roots, where.home, where.git_programs)
         _file_args(cmd, here, result)
         if cmd.words:
             for text in (" ".join([cmd.name.rsplit("/", 1)[-1], *cmd.args]), " ".join(cmd.raw_words)):

@@ -5,6 +5,7 @@ Every question the sidecar asks is rejected, so whatever lands on disk ran witho
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,84 @@ async def test_denied_spellings_of_a_denied_command_are_denied(
     for spelling, result in zip(spellings, results, strict=True):
         assert result.get("is_error") and "denied" in result_text(result), spelling
     assert acp_sidecar.permission_requests == []
+
+
+def plant_git_programs(repo: Path) -> list[Path]:
+    """A repository whose own .git/config (as an unpacked archive could bring) names programs git runs
+    by itself on diff, log -p and status; each program leaves a canary."""
+    git("init", "-q", str(repo))
+    (repo / "a.txt").write_text("hello\n")
+    git("-C", str(repo), "add", "a.txt")
+    git("-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    canaries = []
+    for name in ("clean", "textconv", "external"):
+        script = repo.parent / f"{name}.sh"
+        script.write_text(f"#!/bin/sh\ntouch {repo.parent}/PWNED_{name}\ncat \"${{1:-/dev/stdin}}\"\n")
+        script.chmod(0o755)
+        canaries.append(repo.parent / f"PWNED_{name}")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f'[filter "x"]\n\tclean = {repo.parent}/clean.sh\n\tsmudge = cat\n'
+                     f'[diff "x"]\n\ttextconv = {repo.parent}/textconv.sh\n'
+                     f"[diff]\n\texternal = {repo.parent}/external.sh\n")
+    (repo / ".gitattributes").write_text("a.txt filter=x diff=x\n")
+    (repo / "a.txt").write_text("hello, changed\n")
+    return canaries
+
+
+async def test_git_in_a_repository_whose_config_names_programs_asks(
+    acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    """`git diff`, `git log -p`, `git -C . status` are read-only words, but this repository's own config
+    would make git run its programs: each asks (rejected here), and no program ever ran — neither for
+    them nor for the sidecar's own `git status` in the system prompt."""
+    canaries = plant_git_programs(workspace)
+    acp_sidecar.permission_policy = reject_once
+    session = await acp_sidecar.new_session(workspace)
+    results = await run_calls(acp_sidecar, model_server, session, [
+        bash("git diff"), bash("git log -p -1"), bash("git -C . status --short"), bash("ls"),
+    ])
+    assert len(acp_sidecar.permission_requests) == 3, [result_text(r) for r in results]
+    for result in results[:3]:
+        assert result.get("is_error"), result_text(result)
+        assert "did not run" in result_text(result)
+    assert not results[3].get("is_error")
+    assert [c.name for c in canaries if c.exists()] == []
+    shown = json.dumps(acp_sidecar.permission_requests[0]["toolCall"]["content"])
+    assert f"Warning: this repository's own git configuration names a program git would run (filter.x.clean=" \
+        f"{workspace.parent}/clean.sh)" in shown
+    system = json.dumps(model_server.message_requests()[0].body["system"])
+    assert "M a.txt" in system  # the system prompt's status still shows the change
+
+
+def test_repo_programs_lists_only_the_repository_own_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sidecar.agent.prompt import git_status
+    from sidecar.shell.classify import Where, analyze
+    from sidecar.workspace.gitenv import repo_programs
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[diff]\n\texternal = difft\n")  # the user's own: trusted
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    plain = tmp_path / "plain"
+    git("init", "-q", str(plain))
+    assert repo_programs(plain) == []
+    assert analyze("git diff", Where(plain, git_programs=repo_programs)).read_only
+    repo = tmp_path / "repo"
+    canaries = plant_git_programs(repo)
+    found = repo_programs(repo)
+    assert [f.split("=", 1)[0] for f in found] == ["filter.x.clean", "filter.x.smudge", "diff.x.textconv",
+                                                   "diff.external"]
+    analysis = analyze("cd / && git -C " + str(repo) + " diff", Where(tmp_path, git_programs=repo_programs))
+    assert not analysis.read_only
+    assert "own git configuration names a program git would run (filter.x.clean=" in analysis.subcommands[-1].reason
+    assert analyze("git diff", Where(repo)).read_only  # pure classification: not checked
+    # The sidecar's own status: a file whose mtime changed makes git hash it through the clean filter.
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "a.txt"], check=True, capture_output=True,
+                   env={**os.environ, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "filter.x.smudge",
+                        "GIT_CONFIG_VALUE_0": ""})
+    os.utime(repo / "a.txt", (1_000_000_000, 1_000_000_000))
+    assert "branch" in git_status(repo)
+    assert [c.name for c in canaries if c.exists()] == []

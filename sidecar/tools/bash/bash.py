@@ -20,13 +20,14 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from sidecar.errors import ToolError
-from sidecar.shell.classify import Analysis, Where, analyze
+from sidecar.shell.classify import GIT_PROGRAMS_REASON, Analysis, Where, analyze
 from sidecar.shell.rules import suggest_rule
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.bash import runner, sandbox
 from sidecar.tools.bash.check_command import bash_request
 from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext
+from sidecar.workspace.gitenv import repo_programs
 
 CONCURRENCY_CHECK_CHARS = 2048
 # Commands longer than this are classified in a worker process, shorter ones in a thread.
@@ -185,15 +186,16 @@ class Bash(Tool[BashInput]):
         return f"`{first}`{more}"
 
     # ---- governance -----------------------------------------------------------------------
+    @staticmethod
+    def _where(ctx: ToolContext) -> Where:
+        """Where the session's shell is; a git command is judged with its repository's own settings."""
+        return Where(shells_of(ctx.session).cwd, ctx.roots, git_programs=repo_programs)
+
     def _analysis(self, inp: BashInput, ctx: ToolContext | None) -> Analysis:
-        if ctx is None:
-            return analyze(inp.command, Where(Path.cwd()))
-        shells = shells_of(ctx.session)
-        return analyze(inp.command, Where(shells.cwd, ctx.roots))
+        return analyze(inp.command, Where(Path.cwd()) if ctx is None else self._where(ctx))
 
     async def _analysis_off_loop(self, inp: BashInput, ctx: ToolContext) -> Analysis:
-        shells = shells_of(ctx.session)
-        return await classify_off_loop(inp.command, Where(shells.cwd, ctx.roots))
+        return await classify_off_loop(inp.command, self._where(ctx))
 
     def is_read_only(self, inp: BashInput) -> bool:
         return self._analysis(inp, None).read_only
@@ -224,6 +226,8 @@ class Bash(Tool[BashInput]):
         )
         request.title = self.title(inp.model_dump())
         request.content = question_content(inp.command, inp.description)
+        request.content += [{"type": "content", "content": {"type": "text", "text": f"Warning: {s.reason}."}}
+                            for s in pending if s.reason.startswith(GIT_PROGRAMS_REASON)][:1]
         if analysis.catastrophic:
             request.forbidden_reason = (
                 f"this command is refused in every mode: {analysis.catastrophic}. "
