@@ -83,11 +83,11 @@ async def test_special_files_refused_at_once(agent: Agent, ws: Path) -> None:
     fifo = ws / "pipe"
     os.mkfifo(fifo)
     for p in ["/dev/zero", "/dev/stdin", str(fifo), "/proc/self/fd/0"]:
-        started = time.monotonic()
-        text, err, _ = await asyncio.wait_for(agent.call("Read", file_path=p), timeout=5)
+        # Opening the FIFO or reading /dev/zero would never end: wait_for is the bound (no wall-clock
+        # assertion, which a loaded machine could break).
+        text, err, _ = await asyncio.wait_for(agent.call("Read", file_path=p), timeout=10)
         assert err, p
         assert "not a regular file" in text, text
-        assert time.monotonic() - started < 1
     # A symlink to a device is judged by its target.
     (ws / "z").symlink_to("/dev/zero")
     text, err, _ = await agent.call("Read", file_path=str(ws / "z"))
