@@ -66,7 +66,10 @@ export interface AcpSidecarOptions {
   settings?: Record<string, unknown>;
   /** Extra environment for the sidecar process. */
   env?: Record<string, string>;
-  /** Handlers added to (or replacing) the defaults before the connection opens: terminal/*, a failing read … */
+  /**
+   * Handlers registered before the defaults (the SDK tries handlers in registration order, so these win):
+   * terminal/*, a failing read … Record what they get with `sidecar.clientRequests` if the test needs it.
+   */
   handlers?: (app: ClientApp, sidecar: AcpSidecar) => void;
 }
 
@@ -138,6 +141,8 @@ export async function startAcpSidecar(opts: AcpSidecarOptions): Promise<AcpSidec
   const app = client({ name: 'sidecar-acp-test-client' });
   // Filled once connected (the handlers below run only after that).
   const sidecar = { buffers, updates, clientRequests, permission: allowOnce } as AcpSidecar;
+  // The SDK tries handlers in registration order: the test's own come first, so they replace the defaults.
+  opts.handlers?.(app, sidecar);
   app.onNotification('session/update', ({ params }) => {
     updates.push(params);
   });
@@ -157,7 +162,6 @@ export async function startAcpSidecar(opts: AcpSidecarOptions): Promise<AcpSidec
   };
   app.onRequest('fs/read_text_file', read);
   app.onRequest('fs/write_text_file', write);
-  opts.handlers?.(app, sidecar);
 
   // What this client writes passes through a recorder on its way to the sidecar's stdin.
   const sent: Record<string, unknown>[] = [];

@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RequestError } from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AcpSidecar,
@@ -102,6 +103,29 @@ describe('ACP through the official TypeScript SDK', () => {
     });
     expect(s.buffers.get(file)).toBe('alpha\nbeta, typed in the editor\ndelta\n');
     expect(fs.readFileSync(file, 'utf8')).toBe('alpha\nbeta\ngamma\n'); // disk untouched
+  });
+
+  it("an error answered to fs/read_text_file reaches the model as a tool error; the session goes on", async () => {
+    const { ws, sidecar: s, model: m } = await setup(
+      (ws) => [toolUse('toolu_r1', 'Read', { file_path: path.join(ws, 'notes.txt') }), say('could not read it')],
+      {
+        handlers: (app, sc) =>
+          app.onRequest('fs/read_text_file', ({ params }) => {
+            sc.clientRequests.push({ method: 'fs/read_text_file', params: params as unknown as Record<string, unknown> });
+            throw new RequestError(-32002, 'Resource not found', { reason: 'the buffer was closed' });
+          }),
+      },
+    );
+    fs.writeFileSync(path.join(ws, 'notes.txt'), 'alpha\n');
+    const session = await s.newSession();
+    expect(await s.prompt(session, 'read it')).toBe('end_turn');
+    expect(await toolResult(m, 'toolu_r1')).toEqual({
+      text:
+        'The editor could not read notes.txt: fs/read_text_file failed (Resource not found). Nothing was read. ' +
+        'Try again; if it keeps failing, ask the user to check the file in the editor.',
+      isError: true,
+    });
+    expect(s.clientRequests.map((r) => r.method)).toEqual(['fs/read_text_file']);
   });
 
   it('without fs capabilities an Edit writes the file on disk, as before', async () => {
