@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from sidecar.errors import ClientGone, RpcError
+from sidecar.errors import INTERNAL_ERROR, ClientGone, RpcError
 from sidecar.store import SessionStore
 from sidecar.textspan import common_prefix, common_suffix
 
@@ -173,6 +173,43 @@ class ClientPort:
     async def diagnostics(self, uris: list[str]) -> Any:
         """``_sidecar/diagnostics`` for the given URIs."""
         return await self.channel.request("_sidecar/diagnostics", {"uris": uris})
+
+    # ---- the client's terminals (ACP ``terminal/*``, only when it advertised ``terminal: true``) -----
+    def offers_terminal(self) -> bool:
+        """Whether the client runs commands for us (``clientCapabilities.terminal``, normalised by the core)."""
+        return self.channel.client_capabilities.get("terminal") is True
+
+    async def create_terminal(self, command: str, args: list[str], cwd: str, output_byte_limit: int) -> str:
+        """``terminal/create``: the client starts ``command args`` and answers at once; its terminal id."""
+        result = await self.channel.request("terminal/create", {
+            "sessionId": self.session_id, "command": command, "args": args, "env": [], "cwd": cwd,
+            "outputByteLimit": output_byte_limit})
+        terminal_id = result.get("terminalId") if isinstance(result, dict) else None
+        if not isinstance(terminal_id, str) or not terminal_id:
+            raise RpcError(INTERNAL_ERROR, f"terminal/create answered without a terminalId: {result!r}"[:300])
+        return terminal_id
+
+    async def terminal_output(self, terminal_id: str) -> dict[str, Any]:
+        """``terminal/output``: ``{output, truncated, exitStatus?}`` so far."""
+        result = await self.channel.request("terminal/output",
+                                            {"sessionId": self.session_id, "terminalId": terminal_id})
+        if not isinstance(result, dict) or not isinstance(result.get("output"), str):
+            raise RpcError(INTERNAL_ERROR, f"terminal/output answered without output: {result!r}"[:300])
+        return result
+
+    async def wait_for_terminal_exit(self, terminal_id: str) -> dict[str, Any]:
+        """``terminal/wait_for_exit``: ``{exitCode?, signal?}`` once the command ended."""
+        result = await self.channel.request("terminal/wait_for_exit",
+                                            {"sessionId": self.session_id, "terminalId": terminal_id})
+        return result if isinstance(result, dict) else {}
+
+    async def kill_terminal(self, terminal_id: str) -> None:
+        """``terminal/kill``: the command stops; the terminal stays readable until released."""
+        await self.channel.request("terminal/kill", {"sessionId": self.session_id, "terminalId": terminal_id})
+
+    async def release_terminal(self, terminal_id: str) -> None:
+        """``terminal/release``: the client may forget it (still shown where a tool call embeds it)."""
+        await self.channel.request("terminal/release", {"sessionId": self.session_id, "terminalId": terminal_id})
 
     async def model_retry(self, params: dict[str, Any]) -> None:
         """``_sidecar/model_retry``: a model request failed and will be retried (docs/protocol.md)."""

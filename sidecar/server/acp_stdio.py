@@ -35,6 +35,7 @@ class AcpStdioChannel:
         self._write_lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._closed = False
 
     async def send(self, message: dict[str, Any]) -> None:
         data = jsonrpc.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -46,6 +47,8 @@ class AcpStdioChannel:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
+        if self._closed:  # nobody would answer (e.g. the terminal/kill after the client went away)
+            raise ClientGone()
         msg_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
@@ -71,6 +74,7 @@ class AcpStdioChannel:
             future.set_result(message.get("result"))
 
     def fail_all(self) -> None:
+        self._closed = True
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(ClientGone())

@@ -73,6 +73,12 @@ class ToolContext:
         gate: PermissionGate = self.session.permissions
         return gate
 
+    async def show(self, content: list[dict[str, Any]]) -> None:
+        """A ``tool_call_update`` (in progress) whose content is ``content``: ACP ToolCallContent, e.g. a
+        client terminal ``{"type": "terminal", "terminalId"}`` the editor streams itself."""
+        await self.session.send_update({"sessionUpdate": "tool_call_update", "toolCallId": self.tool_call_id,
+                                        "status": "in_progress", "content": content})
+
     async def progress(self, text: str) -> None:
         """Stream partial output to the editor (a ``tool_call_update`` with the text so far)."""
         if self._progress is not None:

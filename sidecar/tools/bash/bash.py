@@ -15,7 +15,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import Field
 
@@ -23,7 +23,7 @@ from sidecar.errors import ToolError
 from sidecar.shell.classify import GIT_PROGRAMS_REASON, Analysis, Where, analyze
 from sidecar.shell.rules import suggest_rule
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
-from sidecar.tools.bash import runner, sandbox
+from sidecar.tools.bash import runner, sandbox, terminal
 from sidecar.tools.bash.check_command import bash_request
 from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext
@@ -265,6 +265,9 @@ class Bash(Tool[BashInput]):
                 )
         if inp.run_in_background and policy is not None:
             policy.network = True  # servers must be reachable from later commands (docs/bash.md)
+        if not inp.run_in_background and ctx.session.client.offers_terminal():
+            # The editor runs it in its own terminal (docs/bash.md, "In the client's terminal").
+            return await self._run_in_client_terminal(inp, ctx, policy, notes)
         running = await shells.start(
             inp.command, ctx.tool_call_id, policy, cap=None if inp.run_in_background else runner.FILE_CAP
         )
@@ -309,6 +312,59 @@ class Bash(Tool[BashInput]):
         )
 
 
+    async def _run_in_client_terminal(self, inp: BashInput, ctx: ToolContext,
+                                      policy: sandbox.SandboxPolicy | None, notes: list[str]) -> ToolOutput:
+        shells = shells_of(ctx.session)
+        timeout_ms = inp.timeout or runner.DEFAULT_TIMEOUT_MS
+        done = await terminal.run(ctx.session.client, shells, inp.command, ctx.tool_call_id, policy,
+                                  timeout_ms, ctx.show)
+        cwd_note = shells.update_cwd(done)
+        rendered = runner.render(done.output_path, total=done.total, lost_middle=done.lost_middle)
+        status = status_line(done, timeout_ms)
+        parts = [rendered.text.rstrip("\n") if rendered.text else "(no output)", status]
+        if cwd_note:
+            parts.append(cwd_note)
+        parts += notes
+        failed = done.timed_out or done.killed or done.exit_code != 0
+        if not rendered.truncated:
+            _remove_quietly(done.output_path)
+        if done.cwd_path is not None:
+            _remove_quietly(done.cwd_path)
+        # The editor shows the output in its terminal; the card adds how it ended, not the output again.
+        shown = "\n".join([status, *([cwd_note] if cwd_note else []), *notes])
+        return ToolOutput.text(
+            "\n".join(parts),
+            is_error=failed,
+            bound_output=False,
+            editor_content=[{"type": "terminal", "terminalId": done.terminal_id},
+                            {"type": "content", "content": {"type": "text", "text": shown}}],
+            metadata={
+                "subject": inp.command,
+                "exit_code": done.exit_code,
+                "signal": done.signal,
+                "timed_out": done.timed_out,
+                "killed": done.killed,
+                "duration_ms": int(done.duration * 1000),
+                "truncated": rendered.truncated,
+                "output_bytes": rendered.size,
+                "output_path": str(rendered.saved_path) if rendered.saved_path else None,
+                "sandboxed": policy is not None,
+                "terminal_id": done.terminal_id,
+            },
+        )
+
+
+class Ended(Protocol):
+    """How a command ended, local (``runner.RunningCommand``) or in the client's terminal."""
+
+    timed_out: bool
+    killed: bool
+    exit_code: int | None
+
+    @property
+    def duration(self) -> float: ...
+
+
 def question_content(command: str, description: str | None) -> list[dict[str, Any]]:
     """What the permission question shows: every line of the command, in full, as a block of its own;
     the model's description after it, labelled as the model's words."""
@@ -321,7 +377,7 @@ def question_content(command: str, description: str | None) -> list[dict[str, An
     return blocks
 
 
-def status_line(running: runner.RunningCommand, timeout_ms: int) -> str:
+def status_line(running: Ended, timeout_ms: int) -> str:
     secs = f"{running.duration:.2f} s"
     if running.timed_out:
         return (
@@ -331,6 +387,9 @@ def status_line(running: runner.RunningCommand, timeout_ms: int) -> str:
         )
     if running.killed:
         return f"Killed after {secs}."
+    if running.exit_code is None:
+        signal = getattr(running, "signal", None)
+        return f"Ended by signal {signal} ({secs})" if signal else f"Ended without an exit code ({secs})"
     return f"Exit code {running.exit_code} ({secs})"
 
 

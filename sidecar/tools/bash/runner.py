@@ -71,6 +71,12 @@ def shell_argv(script: str) -> list[str]:
     return ["bash", "-c", script]
 
 
+def command_script(command: str, cwd_report: str, prelude: str = "") -> str:
+    """What bash runs: an EXIT trap that writes the final working directory to ``cwd_report`` (a
+    redirection target: ``&N`` for an fd, or a quoted file name), then the command on the next line."""
+    return f"{prelude}trap 'pwd -P >{cwd_report} 2>/dev/null' EXIT\n{command}"
+
+
 class OutputPump(threading.Thread):
     """Drains the command's pipe into ``path`` (ANSI stripped), bounded by ``cap`` bytes when given.
 
@@ -339,8 +345,7 @@ async def start(
     read_fd, out_fd = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(out_fd, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer wake-ups for big outputs
-    script = f"trap 'pwd -P >&{cwd_fd} 2>/dev/null' EXIT\n{command}"
-    argv = shell_argv(script)
+    argv = shell_argv(command_script(command, f"&{cwd_fd}"))
     if policy is not None:
         argv = sandbox.wrap(argv, policy, cwd)
     try:
@@ -427,11 +432,14 @@ def _decode(data: bytes) -> str:
 
 
 def render(
-    path: Path, offset: int = 0, limit: int = MAX_OUTPUT_CHARS, total: int | None = None
+    path: Path, offset: int = 0, limit: int = MAX_OUTPUT_CHARS, total: int | None = None,
+    lost_middle: bool = False,
 ) -> RenderedOutput:
     """The output from byte ``offset`` on, bounded to ``limit`` chars (head and tail kept, middle marked).
 
-    When cut, the output file (ANSI already stripped by the pump) is named for the model to Read."""
+    When cut, the output file (ANSI already stripped by the pump) is named for the model to Read.
+    ``lost_middle``: the file holds only the start and the end of a longer output (a client's terminal
+    kept only its end), so its size is a lower bound."""
     size = path.stat().st_size if path.exists() else 0
     span = size - offset
     if span <= 0:
@@ -449,12 +457,15 @@ def render(
             tail = strip_ansi(_decode(f.read()))[-(limit // 3) :]
     produced = total if total is not None else span
     kept = (
-        "The whole output is saved at"
+        "The editor's terminal kept only the start and the end; they are saved at"
+        if lost_middle
+        else "The whole output is saved at"
         if produced <= span
         else (f"The first {FILE_CAP >> 20} MiB and the last {TAIL_CAP >> 20} MiB are saved at")
     )
+    amount = f"more than {produced:,} bytes" if lost_middle else f"{produced:,} bytes in all"
     marker = (
-        f"\n\n[... output cut: {produced:,} bytes in all, only the start and the end are shown. "
+        f"\n\n[... output cut: {amount}, only the start and the end are shown. "
         f"{kept} {path}; Read it with offset/limit or search it with Grep ...]\n\n"
     )
     head = head[: max(0, limit - len(tail) - len(marker))]

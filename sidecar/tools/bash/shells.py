@@ -15,7 +15,7 @@ import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sidecar.secrets import scrubbed_env
 from sidecar.tools.bash import runner, sandbox
@@ -31,6 +31,12 @@ class BackgroundShell:
     running: runner.RunningCommand
     offset: int = 0  # bytes of output already returned by BashOutput
     waiter: asyncio.Task[Any] | None = None
+
+
+class EndsSomewhere(Protocol):
+    """A finished command that can tell the directory it ended in (local or in the client's terminal)."""
+
+    def final_cwd(self) -> Path | None: ...
 
 
 def session_setting(session: Session, *keys: str) -> Any:
@@ -60,6 +66,11 @@ class ShellManager:
         self._tmp = Path(tempfile.mkdtemp(prefix=f"sidecar-{session.id}-"))
 
     # ---- where things go --------------------------------------------------------------------
+    @property
+    def tmp_dir(self) -> Path:
+        """The session's TMPDIR: writable inside every sandbox policy."""
+        return self._tmp
+
     def output_path(self, call_id: str) -> Path:
         try:
             out_dir = self.session.store.tool_output_dir(self.session.id)
@@ -113,7 +124,7 @@ class ShellManager:
         self._groups.add(running.pgid)
         return running
 
-    def update_cwd(self, running: runner.RunningCommand) -> str | None:
+    def update_cwd(self, running: EndsSomewhere) -> str | None:
         """Adopt the directory the command ended in; a note for the model when it changed or was reset."""
         new = running.final_cwd()
         if new is None or new == self.cwd:

@@ -1,0 +1,265 @@
+"""A foreground Bash command run by the ACP client in its own terminal (``terminal/*``), when offered.
+
+The editor shows the output live (the tool call embeds the terminal); everything else is as when the
+sidecar runs the command itself (``runner``). The client and the sidecar share the host, so the client is
+asked to run exactly what the sidecar would exec: ``env -i`` with the session's scrubbed environment (no
+secret reaches the command, whatever the client's own environment holds), the bubblewrap sandbox when it
+applies, then ``bash -c``. The script differs from the local one only in its first line: stdin from
+``/dev/null`` and stderr into stdout (a client may give the command a terminal and keep only stdout), and
+the EXIT trap writes the final directory to a file in the session's TMPDIR (writable in every sandbox)
+instead of an inherited fd.
+
+Output for the model: ``terminal/create`` asks the client to keep the last ``OUTPUT_BYTE_LIMIT`` bytes.
+While the command runs, ``terminal/output`` is polled until ``HEAD_CHARS`` of output are known (or the
+client starts dropping the start), so the start is kept; after the exit one more ``terminal/output``
+gives the end. Both go to the session's output file and are bounded by ``runner.render`` as today.
+
+Timeout → ``terminal/kill``; cancel → ``terminal/kill`` then ``terminal/release`` within
+``CANCEL_BUDGET_S`` (the turn's ``cancelled`` answer does not wait longer); a client error → kill and
+release (best effort) and a ``ToolError``. The terminal is always released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import shlex
+import shutil
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sidecar.errors import RpcError, ToolError
+from sidecar.secrets import redact
+from sidecar.tools.bash import runner, sandbox
+
+if TYPE_CHECKING:
+    from sidecar.session import ClientPort
+    from sidecar.tools.bash.shells import ShellManager
+
+log = logging.getLogger(__name__)
+
+# What the client keeps of the output (its end); a 1 GB output costs the client at most this.
+OUTPUT_BYTE_LIMIT = 1 << 20
+# Enough start of the output for ``runner.render`` (it keeps two thirds of MAX_OUTPUT_CHARS from it).
+HEAD_CHARS = runner.MAX_OUTPUT_CHARS * 4
+POLL_EVERY_S = 0.3
+# terminal/create, output, kill, release: the client answers these at once (only wait_for_exit waits).
+CLIENT_ANSWER_S = 10.0
+# On cancel, kill + release get this long before the turn answers ``cancelled`` (issue 17: 200 ms).
+CANCEL_BUDGET_S = 0.15
+# Names an ``env NAME=VALUE`` argument can carry (anything else would be read as an option or command).
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A path that can be written inside the trap's single quotes as it is.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
+
+Show = Callable[[list[dict[str, Any]]], Awaitable[None]]
+# Kill + release still under way after a cancel answered (kept referenced until they finish).
+_stopping: set[asyncio.Task[None]] = set()
+
+
+@dataclass
+class TerminalRun:
+    """A command the client ran: how it ended and what it printed (the same fields the result needs)."""
+
+    command: str
+    output_path: Path
+    cwd_path: Path | None
+    terminal_id: str | None = None
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    exit_code: int | None = None
+    signal: str | None = None
+    timed_out: bool = False
+    killed: bool = False
+    head: str = ""  # the complete output as of the last poll that saw it whole (up to HEAD_CHARS)
+    total: int = 0  # bytes written to the output file
+    lost_middle: bool = False  # the client dropped part of the output between ``head`` and its end
+
+    @property
+    def duration(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+    def final_cwd(self) -> Path | None:
+        if self.cwd_path is None:
+            return None
+        try:
+            text = self.cwd_path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        return Path(text) if text and Path(text).is_dir() else None
+
+
+def env_program() -> str:
+    return shutil.which("env", path="/usr/bin:/bin") or "/usr/bin/env"
+
+
+def client_argv(command: str, *, env: dict[str, str], policy: sandbox.SandboxPolicy | None, cwd: Path,
+                cwd_report: Path | None) -> list[str]:
+    """The argv the client is asked to run: ``env -i NAME=VALUE… [bwrap …] bash -c SCRIPT``."""
+    prelude = "exec </dev/null 2>&1; "
+    target = shlex.quote(str(cwd_report)) if cwd_report is not None else "/dev/null"
+    argv = runner.shell_argv(runner.command_script(command, target, prelude))
+    if policy is not None:
+        argv = sandbox.wrap(argv, policy, cwd)
+    assignments = [f"{name}={value}" for name, value in sorted(env.items()) if _ENV_NAME.fullmatch(name)]
+    return [env_program(), "-i", *assignments, *argv]
+
+
+def cwd_report_path(tmp_dir: Path, output_path: Path) -> Path | None:
+    """Where the trap reports the final directory; None (no cwd tracking) for a path the trap's single
+    quotes could not hold."""
+    path = tmp_dir / f"{output_path.stem}.cwd"
+    return path if _PLAIN_PATH.fullmatch(str(path)) else None
+
+
+async def run(port: ClientPort, shells: ShellManager, command: str, call_id: str,
+              policy: sandbox.SandboxPolicy | None, timeout_ms: int, show: Show) -> TerminalRun:
+    """Run ``command`` in the client's terminal; raises ``ToolError`` when the client fails it."""
+    output_path = shells.output_path(call_id)
+    cwd_report = cwd_report_path(shells.tmp_dir, output_path)
+    argv = client_argv(command, env=shells.env(), policy=policy, cwd=shells.cwd, cwd_report=cwd_report)
+    done = TerminalRun(command, output_path, cwd_report)
+    try:
+        try:
+            done.terminal_id = await asyncio.wait_for(
+                port.create_terminal(argv[0], argv[1:], str(shells.cwd), OUTPUT_BYTE_LIMIT), CLIENT_ANSWER_S)
+        except (RpcError, OSError, TimeoutError) as exc:
+            raise ToolError(
+                f"The editor could not start the command in its terminal ({_describe('terminal/create', exc)}). "
+                "Nothing ran. Try again; if it keeps failing, tell the user their editor's terminal "
+                "integration failed.") from None
+        terminal_id = done.terminal_id
+        await show([{"type": "terminal", "terminalId": terminal_id}])
+        await _wait(port, done, terminal_id, timeout_ms)
+        await _collect(port, done, terminal_id)
+    except asyncio.CancelledError:
+        if done.terminal_id is not None:
+            done.killed = True
+            stop = asyncio.create_task(_stop(port, done.terminal_id, policy))
+            _stopping.add(stop)
+            stop.add_done_callback(_stopping.discard)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(stop), CANCEL_BUDGET_S)
+        elif policy is not None:
+            policy.cleanup()
+        raise
+    except BaseException:
+        if done.terminal_id is not None:
+            await _stop(port, done.terminal_id, policy)
+        elif policy is not None:
+            policy.cleanup()
+        raise
+    await _release(port, done.terminal_id, policy)
+    return done
+
+
+async def _wait(port: ClientPort, done: TerminalRun, terminal_id: str, timeout_ms: int) -> None:
+    """Until the command ends (or its timeout: then it is killed); the output's start is polled meanwhile."""
+    head = asyncio.create_task(_poll_head(port, done, terminal_id))
+    try:
+        status = await asyncio.wait_for(port.wait_for_terminal_exit(terminal_id), timeout_ms / 1000)
+    except TimeoutError:
+        done.timed_out = done.killed = True
+        await _ask(port.kill_terminal(terminal_id), "terminal/kill")
+        status = await _ask(port.wait_for_terminal_exit(terminal_id), "terminal/wait_for_exit")
+    except (RpcError, OSError) as exc:
+        raise ToolError(
+            f"The editor's terminal failed while the command ran ({_describe('terminal/wait_for_exit', exc)}); "
+            "the command was stopped. Its effects so far may remain: check before running it again.") from None
+    finally:
+        head.cancel()
+        with contextlib.suppress(BaseException):
+            await head
+    done.finished = time.monotonic()
+    _take_status(done, status)
+
+
+async def _poll_head(port: ClientPort, done: TerminalRun, terminal_id: str) -> None:
+    delay = 0.05  # soon at first (a fast writer fills the client's buffer early), then every POLL_EVERY_S
+    while True:
+        await asyncio.sleep(delay)
+        delay = min(POLL_EVERY_S, delay * 2)
+        try:
+            out = await port.terminal_output(terminal_id)
+        except (RpcError, OSError) as exc:
+            log.debug("terminal/output while running failed: %s", exc)
+            return
+        if out.get("truncated"):
+            return  # the client dropped the start already: keep the head seen last
+        done.head = str(out["output"])
+        if len(done.head) >= HEAD_CHARS or out.get("exitStatus"):
+            return
+
+
+async def _collect(port: ClientPort, done: TerminalRun, terminal_id: str) -> None:
+    """The output after the exit, joined with the start polled earlier, into the output file."""
+    try:
+        out = await _ask(port.terminal_output(terminal_id), "terminal/output")
+    except ToolError as exc:
+        raise ToolError(f"The command ended but its output could not be read: {exc.message}") from None
+    tail = str(out["output"])
+    if isinstance(out.get("exitStatus"), dict) and done.exit_code is None and done.signal is None:
+        _take_status(done, out["exitStatus"])
+    text = tail
+    if out.get("truncated"):
+        text, done.lost_middle = _join(done.head, tail)
+    data = redact(runner.strip_ansi(text)).encode("utf-8", errors="replace")
+    done.output_path.write_bytes(data)
+    done.total = len(data)
+
+
+def _join(head: str, tail: str) -> tuple[str, bool]:
+    """The start seen while running and the end the client kept: one text, and whether a part is missing."""
+    if not head:
+        return tail, True
+    probe = head[-200:]
+    at = tail.find(probe)
+    if at >= 0:  # they overlap: nothing is missing
+        return head + tail[at + len(probe):], False
+    return head + "\n[... output the editor's terminal did not keep ...]\n" + tail, True
+
+
+def _take_status(done: TerminalRun, status: Any) -> None:
+    if not isinstance(status, dict):
+        return
+    code, sig = status.get("exitCode"), status.get("signal")
+    done.exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    done.signal = sig if isinstance(sig, str) and sig else None
+
+
+async def _ask(request: Awaitable[Any], method: str) -> Any:
+    try:
+        return await asyncio.wait_for(request, CLIENT_ANSWER_S)
+    except (RpcError, OSError, TimeoutError) as exc:
+        raise ToolError(f"the editor's terminal failed ({_describe(method, exc)})") from None
+
+
+async def _stop(port: ClientPort, terminal_id: str, policy: sandbox.SandboxPolicy | None) -> None:
+    """Kill, then release; failures only logged (the client may be gone)."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(port.kill_terminal(terminal_id), CLIENT_ANSWER_S)
+    await _release(port, terminal_id, policy)
+
+
+async def _release(port: ClientPort, terminal_id: str | None, policy: sandbox.SandboxPolicy | None) -> None:
+    if policy is not None:
+        policy.cleanup()  # the sandbox has ended: its placeholders go
+    if terminal_id is None:
+        return
+    try:
+        await asyncio.wait_for(port.release_terminal(terminal_id), CLIENT_ANSWER_S)
+    except Exception as exc:
+        log.info("terminal/release %s failed: %s", terminal_id, exc)
+
+
+def _describe(method: str, exc: BaseException) -> str:
+    if isinstance(exc, RpcError):
+        return f"{method} answered error {exc.code}: {exc.message}"
+    if isinstance(exc, TimeoutError):
+        return f"{method} got no answer within {CLIENT_ANSWER_S:.0f} s"
+    return f"{method} failed: {exc}"
