@@ -331,3 +331,17 @@ async def test_background_commands_stay_local(
     [result] = await run_calls(harness, model_server, session, [bash("echo bg", run_in_background=True)])
     assert "running in the background with ID: bash_1" in result_text(result)
     assert client.calls == []
+
+
+async def test_a_timeout_kills_the_terminal_and_says_so(
+    terminal_sidecar: tuple[Harness, TerminalClient], workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    harness, client = terminal_sidecar
+    session = await harness.new_session(workspace)
+    [result] = await run_calls(harness, model_server, session, [bash("echo started; sleep 62.5", timeout=1000)])
+    text = result_text(result)
+    assert result.get("is_error") is True
+    assert text.startswith("started\nTimed out after 1000 ms ("), text
+    assert client.methods()[-4:] == ["terminal/kill", "terminal/wait_for_exit", "terminal/output",
+                                     "terminal/release"]
+    assert procs_running("sleep 62.5") == []
