@@ -52,3 +52,27 @@ def test_settings_effort_and_thinking(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.effort == "high" and s.context_window == 300_000 and s.max_tokens == 128_000
     with pytest.raises(ValueError, match="effort must be one of low, medium, high, xhigh, max"):
         caps.parse_effort("extreme")
+
+
+async def test_lookups_of_one_model_at_the_same_time_ask_the_models_api_once() -> None:
+    """The warm-up thread's lookup and a first prompt's (or two sessions') overlap: one request, one answer."""
+    import asyncio
+    import threading
+
+    from sidecar.model.client import make_client, prefetch_capabilities
+    from sidecar.testing.scripted_server import ScriptedModelServer
+
+    server = ScriptedModelServer().start()
+    try:
+        settings = ModelSettings.from_env({"model": "local-concurrent-1", "apiBaseUrl": server.base_url})
+        client = make_client(settings)
+        warm = threading.Thread(target=prefetch_capabilities, args=(settings,))
+        warm.start()  # as the warm-up does, in its own thread and event loop
+        answers = await asyncio.gather(*(caps.fetch(client, "local-concurrent-1", settings.endpoint) for _ in range(3)))
+        await asyncio.to_thread(warm.join, 30)
+        await client.close()
+        assert server.model_lookups == ["local-concurrent-1"]
+        assert answers == [caps.UNKNOWN] * 3  # this endpoint has no Models API (404): the table's answer
+        assert caps.fetched("local-concurrent-1", settings.endpoint)
+    finally:
+        server.stop()

@@ -119,6 +119,8 @@ _BRACKET_SUFFIX = re.compile(r"\[[^\]]*\]$")  # "claude-opus-4-8[1m]" (a client-
 
 _cache: dict[tuple[str, str], ModelCapabilities] = {}
 _cache_lock = threading.Lock()
+# Lookups under way, per (endpoint, model): set when the answer is remembered (or the lookup gave up).
+_inflight: dict[tuple[str, str], threading.Event] = {}
 
 
 def table_lookup(model: str) -> ModelCapabilities:
@@ -175,19 +177,37 @@ def from_model_info(info: Any, fallback: ModelCapabilities) -> ModelCapabilities
 
 
 async def fetch(client: anthropic.AsyncAnthropic, model: str, endpoint: str = "") -> ModelCapabilities:
-    """Ask the Models API once per endpoint and model; the table answers when it cannot."""
-    if fetched(model, endpoint):
-        return lookup(model, endpoint)
+    """Ask the Models API once per endpoint and model; the table answers when it cannot. A lookup already
+    under way (the warm-up thread's, or another session's) is waited for, not repeated."""
+    key = (endpoint, model)
+    while True:
+        if fetched(model, endpoint):
+            return lookup(model, endpoint)
+        with _cache_lock:
+            running = _inflight.get(key)
+            if running is None:
+                running = _inflight[key] = threading.Event()
+                break
+        await asyncio.to_thread(running.wait, LOOKUP_TIMEOUT_S + 2)
+        if not running.is_set():  # the other lookup hangs: ask ourselves (remember() keeps the first)
+            with _cache_lock:
+                _inflight.pop(key, None)
     fallback = table_lookup(model)
     try:
         info = await asyncio.wait_for(client.models.retrieve(model, timeout=LOOKUP_TIMEOUT_S), LOOKUP_TIMEOUT_S + 1)
         caps = from_model_info(info, fallback)
     except asyncio.CancelledError:
+        with _cache_lock:
+            _inflight.pop(key, None)
+        running.set()
         raise
     except Exception as exc:  # no Models API here (a local server, a proxy): the table stands
         log.debug("Models API lookup of %s failed (%s); using the built-in table", model, exc)
         caps = fallback
     remember(model, endpoint, caps)
+    with _cache_lock:
+        _inflight.pop(key, None)
+    running.set()
     return caps
 
 

@@ -449,9 +449,11 @@ class SessionCore:
 # Heavy modules of the first turn, imported in the background after initialize (docs/performance.md).
 # The last five are what the SDK imports lazily on its first request (measured with -X importtime);
 # a name missing in another SDK version is skipped.
-FIRST_TURN_MODULES = ("anthropic", "anthropic.types", "httpx", "acp.schema", "sidecar.shell.classify",
-                      "sidecar.tools.builtin", "httpcore2", "opentelemetry.propagate", "anyio._core._sockets",
-                      "anyio._core._streams", "concurrent.futures.thread")
+# In the order they are needed: ACP's schema by session/new (imported before the SDK's ~3,000 modules, its
+# pydantic docstring extraction walks fewer of them), then the SDK and what its first request loads.
+FIRST_TURN_MODULES = ("acp.schema", "anthropic", "anthropic.types", "httpx", "httpcore2", "opentelemetry.propagate",
+                      "anyio._core._sockets", "anyio._core._streams", "concurrent.futures.thread",
+                      "sidecar.shell.classify", "sidecar.tools.builtin")
 
 
 def import_first_turn_modules(model: ModelClient) -> None:
@@ -460,6 +462,11 @@ def import_first_turn_modules(model: ModelClient) -> None:
             importlib.import_module(name)
         except Exception:  # a missing optional module is the first turn's problem, reported there
             log.debug("warm-up import of %s failed", name, exc_info=True)
+    try:  # the tools' JSON schemas, built once per input class: ~0.2 s of the first request otherwise
+        for tool in builtin_tools():
+            tool.api_definition()
+    except Exception:
+        log.debug("warm-up of the tool schemas failed", exc_info=True)
     try:
         warm_up_model_client(model)
     except Exception:

@@ -3,6 +3,7 @@ unmodified through a tool loop (the strict scripted server rejects an edited or 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,23 @@ async def test_the_models_api_answer_wins_over_the_table(
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 10_000}
     assert "output_config" not in body
     assert body["max_tokens"] == 32_000
+
+
+async def test_the_models_api_is_asked_after_initialize_so_the_first_prompt_does_not_wait_for_it(
+        make_sidecar: MakeSidecar, model_server: ScriptedModelServer, workspace: Path) -> None:
+    model_server.models["acme-coder-2"] = model_info(adaptive=True, enabled=False, efforts=("low", "medium", "high"),
+                                                     context=250_000, output=12_000)
+    harness = await make_sidecar(settings={"model": "acme-coder-2"})
+    for _ in range(1200):  # the warm-up thread asks once the SDK is imported (seconds on a loaded machine)
+        if model_server.model_lookups:
+            break
+        await asyncio.sleep(0.05)
+    assert model_server.model_lookups == ["acme-coder-2"]  # before any session or prompt
+    model_server.add_turns([{"content": [{"type": "text", "text": "hello"}]}])
+    session = await harness.new_session(workspace)
+    assert await harness.prompt(session, "hi") == "end_turn"
+    assert model_server.message_requests()[-1].body["max_tokens"] == 12_000  # the answer it got is used
+    assert model_server.model_lookups == ["acme-coder-2"]  # and not asked again
 
 
 async def test_compaction_sends_thinking_blocks_back_unmodified(
