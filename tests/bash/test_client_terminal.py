@@ -59,6 +59,7 @@ class TerminalClient:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.terminals: dict[str, Term] = {}
         self.created = 0
+        self.create_delay = 0.0  # a slow editor: terminal/create answered this much later
         self.failing: set[str] = set()  # methods answered with a JSON-RPC error
         # An editor whose own environment holds secrets: nothing of it may reach the command.
         self.env = {**os.environ, "ANTHROPIC_API_KEY": TEST_API_KEY, "CLIENT_TOKEN": CLIENT_SECRET}
@@ -85,6 +86,7 @@ class TerminalClient:
         return [p for m, p in self.calls if m == method]
 
     async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(self.create_delay)
         proc = await asyncio.create_subprocess_exec(
             params["command"], *params.get("args", []), cwd=params.get("cwd"), env=self.env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
@@ -207,10 +209,14 @@ async def test_no_secret_reaches_the_command_from_the_sidecar_or_the_client(
     assert "TMPDIR=" in text and "GIT_TERMINAL_PROMPT=0" in text, text  # the sidecar's scrubbed environment
     for leak in ("ANTHROPIC_API_KEY", "CLIENT_TOKEN", TEST_API_KEY, CLIENT_SECRET):
         assert leak not in text
-    # Nor does the client see a secret in what it is asked to run.
+    # Nor does the client see a secret, or any value of the environment, in what it is asked to run: the
+    # environment comes in a file only this user can read, which the command's loader deletes.
     create = client.params("terminal/create")[0]
     asked = " ".join([create["command"], *create["args"]])
     assert TEST_API_KEY not in asked and CLIENT_SECRET not in asked
+    assert "TMPDIR=" not in asked and "PATH=" not in asked
+    env_file = Path(create["args"][create["args"].index("-c") + 2])
+    assert env_file.name.endswith(".env") and not env_file.exists()
 
 
 async def test_long_output_is_bounded_as_when_the_sidecar_runs_it(
@@ -345,3 +351,29 @@ async def test_a_timeout_kills_the_terminal_and_says_so(
     assert client.methods()[-4:] == ["terminal/kill", "terminal/wait_for_exit", "terminal/output",
                                      "terminal/release"]
     assert procs_running("sleep 62.5") == []
+
+
+async def test_a_cancel_while_the_editor_creates_the_terminal_still_kills_it(
+    terminal_sidecar: tuple[Harness, TerminalClient], workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    """The turn is cancelled before terminal/create is answered: the prompt answers at once, and once the
+    terminal's id arrives it is killed and released (the command does not run on in the editor)."""
+    harness, client = terminal_sidecar
+    client.create_delay = 1.0
+    model_server.add_turns([{"content": [bash("sleep 64.25")]}, {"content": [{"type": "text", "text": "x"}]}])
+    session = await harness.new_session(workspace)
+    prompt = asyncio.create_task(harness.prompt(session, "wait"))
+    for _ in range(600):
+        if client.params("terminal/create"):
+            break
+        await asyncio.sleep(0.02)
+    started = time.monotonic()
+    await harness.process.notify("session/cancel", {"sessionId": session})
+    assert await asyncio.wait_for(prompt, 10) == "cancelled"
+    assert time.monotonic() - started < 0.5
+    for _ in range(100):
+        if client.methods()[-2:] == ["terminal/kill", "terminal/release"]:
+            break
+        await asyncio.sleep(0.05)
+    assert client.methods() == ["terminal/create", "terminal/kill", "terminal/release"]
+    assert client.terminals == {} and procs_running("sleep 64.25") == []

@@ -185,6 +185,7 @@ describe("Bash through the ACP client's terminal (official TypeScript SDK)", () 
     expect(create.args[0]).toBe('-i');
     expect(create.args).toContain('bash');
     expect(create.args.join(' ')).not.toContain('test-key'); // the sidecar's API key is not in what the editor runs
+    expect(create.args.some((a) => a.startsWith('PATH='))).toBe(false); // nor any value of its environment
     expect(create.cwd).toBe(fs.realpathSync(ws));
     expect(create.outputByteLimit).toBeGreaterThan(0);
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import shlex
 import shutil
@@ -54,6 +55,8 @@ CLIENT_ANSWER_S = 10.0
 CANCEL_BUDGET_S = 0.15
 # Names an ``env NAME=VALUE`` argument can carry (anything else would be read as an option or command).
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Variables bash will not take from an ``export`` (it sets them itself).
+_BASH_READONLY = frozenset({"UID", "EUID", "PPID", "BASHOPTS", "SHELLOPTS", "BASH_VERSINFO"})
 # A path that can be written inside the trap's single quotes as it is.
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
 
@@ -98,16 +101,39 @@ def env_program() -> str:
     return shutil.which("env", path="/usr/bin:/bin") or "/usr/bin/env"
 
 
-def client_argv(command: str, *, env: dict[str, str], policy: sandbox.SandboxPolicy | None, cwd: Path,
+def bash_program() -> str:
+    return shutil.which("bash", path="/usr/bin:/bin") or "/bin/bash"
+
+
+# Run by ``env -i bash -c LOADER ENV_FILE ARGV…``: exports every NAME=VALUE of the NUL-separated file,
+# deletes the file, then execs the argv. The environment's values never appear in an argv (world-readable
+# in /proc/<pid>/cmdline, and shown by editors as the terminal's title).
+# Without its file (already used, or removed because the run was abandoned) it runs nothing.
+ENV_LOADER = ('while IFS= read -r -d "" kv; do export "$kv" 2>/dev/null || :; done < "$0" && '
+              'rm -f -- "$0" && exec "$@"')
+
+
+def write_env_file(path: Path, env: dict[str, str]) -> None:
+    """The scrubbed environment as ``NAME=VALUE\0`` records, readable by this user only."""
+    data = b"".join(f"{name}={value}".encode("utf-8", "surrogateescape") + b"\0"
+                    for name, value in sorted(env.items())
+                    if _ENV_NAME.fullmatch(name) and name not in _BASH_READONLY and "\0" not in value)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def client_argv(command: str, *, env_file: Path, policy: sandbox.SandboxPolicy | None, cwd: Path,
                 cwd_report: Path | None) -> list[str]:
-    """The argv the client is asked to run: ``env -i NAME=VALUE… [bwrap …] bash -c SCRIPT``."""
+    """The argv the client is asked to run: ``env -i bash -c LOADER ENV_FILE [bwrap …] bash -c SCRIPT``."""
     prelude = "exec </dev/null 2>&1; "
     target = shlex.quote(str(cwd_report)) if cwd_report is not None else "/dev/null"
     argv = runner.shell_argv(runner.command_script(command, target, prelude))
     if policy is not None:
         argv = sandbox.wrap(argv, policy, cwd)
-    assignments = [f"{name}={value}" for name, value in sorted(env.items()) if _ENV_NAME.fullmatch(name)]
-    return [env_program(), "-i", *assignments, *argv]
+    return [env_program(), "-i", bash_program(), "-c", ENV_LOADER, str(env_file), *argv]
 
 
 def cwd_report_path(tmp_dir: Path, output_path: Path) -> Path | None:
@@ -122,13 +148,20 @@ async def run(port: ClientPort, shells: ShellManager, command: str, call_id: str
     """Run ``command`` in the client's terminal; raises ``ToolError`` when the client fails it."""
     output_path = shells.output_path(call_id)
     cwd_report = cwd_report_path(shells.tmp_dir, output_path)
-    argv = client_argv(command, env=shells.env(), policy=policy, cwd=shells.cwd, cwd_report=cwd_report)
+    env_file = shells.tmp_dir / f"{output_path.stem}.env"
+    write_env_file(env_file, shells.env())
+    argv = client_argv(command, env_file=env_file, policy=policy, cwd=shells.cwd, cwd_report=cwd_report)
     done = TerminalRun(command, output_path, cwd_report)
+    # Shielded: a cancel that arrives while the client is creating the terminal must still learn its id,
+    # to kill and release it (a cancelled request would leave the command running in the editor).
+    creating = asyncio.ensure_future(
+        port.create_terminal(argv[0], argv[1:], str(shells.cwd), OUTPUT_BYTE_LIMIT))
     try:
         try:
-            done.terminal_id = await asyncio.wait_for(
-                port.create_terminal(argv[0], argv[1:], str(shells.cwd), OUTPUT_BYTE_LIMIT), CLIENT_ANSWER_S)
+            async with asyncio.timeout(CLIENT_ANSWER_S):
+                done.terminal_id = await asyncio.shield(creating)
         except (RpcError, OSError, TimeoutError) as exc:
+            creating.cancel()  # an unanswered create is forgotten ($/cancel_request)
             raise ToolError(
                 f"The editor could not start the command in its terminal ({_describe('terminal/create', exc)}). "
                 "Nothing ran. Try again; if it keeps failing, tell the user their editor's terminal "
@@ -138,31 +171,44 @@ async def run(port: ClientPort, shells: ShellManager, command: str, call_id: str
         await _wait(port, done, terminal_id, timeout_ms)
         await _collect(port, done, terminal_id)
     except asyncio.CancelledError:
-        if done.terminal_id is not None:
-            done.killed = True
-            stop = asyncio.create_task(_stop(port, done.terminal_id, policy))
-            _stopping.add(stop)
-            stop.add_done_callback(_stopping.discard)
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(stop), CANCEL_BUDGET_S)
-        elif policy is not None:
-            policy.cleanup()
+        done.killed = True
+        stop = asyncio.create_task(_abandon(port, creating, policy))
+        _stopping.add(stop)
+        stop.add_done_callback(_stopping.discard)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(stop), CANCEL_BUDGET_S)
         raise
     except BaseException:
-        if done.terminal_id is not None:
-            await _stop(port, done.terminal_id, policy)
-        elif policy is not None:
-            policy.cleanup()
+        await _abandon(port, creating, policy)
         raise
+    finally:
+        with contextlib.suppress(OSError):
+            env_file.unlink()  # the loader deleted it, unless the command never started (then it never will)
     await _release(port, done.terminal_id, policy)
     return done
+
+
+async def _abandon(port: ClientPort, creating: asyncio.Future[str], policy: sandbox.SandboxPolicy | None) -> None:
+    """Kill and release the terminal once its id is known (the creation may still be under way)."""
+    try:
+        async with asyncio.timeout(CLIENT_ANSWER_S):
+            terminal_id = await creating
+    except (Exception, asyncio.CancelledError):  # never created: nothing runs
+        if not creating.done():
+            creating.cancel()
+        if policy is not None:
+            policy.cleanup()
+        return
+    await _stop(port, terminal_id, policy)
 
 
 async def _wait(port: ClientPort, done: TerminalRun, terminal_id: str, timeout_ms: int) -> None:
     """Until the command ends (or its timeout: then it is killed); the output's start is polled meanwhile."""
     head = asyncio.create_task(_poll_head(port, done, terminal_id))
     try:
-        status = await asyncio.wait_for(port.wait_for_terminal_exit(terminal_id), timeout_ms / 1000)
+        # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancel that arrives as the answer does.
+        async with asyncio.timeout(timeout_ms / 1000):
+            status = await port.wait_for_terminal_exit(terminal_id)
     except TimeoutError:
         done.timed_out = done.killed = True
         await _ask(port.kill_terminal(terminal_id), "terminal/kill")
@@ -234,7 +280,8 @@ def _take_status(done: TerminalRun, status: Any) -> None:
 
 async def _ask(request: Awaitable[Any], method: str) -> Any:
     try:
-        return await asyncio.wait_for(request, CLIENT_ANSWER_S)
+        async with asyncio.timeout(CLIENT_ANSWER_S):
+            return await request
     except (RpcError, OSError, TimeoutError) as exc:
         raise ToolError(f"the editor's terminal failed ({_describe(method, exc)})") from None
 
@@ -242,7 +289,8 @@ async def _ask(request: Awaitable[Any], method: str) -> Any:
 async def _stop(port: ClientPort, terminal_id: str, policy: sandbox.SandboxPolicy | None) -> None:
     """Kill, then release; failures only logged (the client may be gone)."""
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(port.kill_terminal(terminal_id), CLIENT_ANSWER_S)
+        async with asyncio.timeout(CLIENT_ANSWER_S):
+            await port.kill_terminal(terminal_id)
     await _release(port, terminal_id, policy)
 
 
@@ -252,7 +300,8 @@ async def _release(port: ClientPort, terminal_id: str | None, policy: sandbox.Sa
     if terminal_id is None:
         return
     try:
-        await asyncio.wait_for(port.release_terminal(terminal_id), CLIENT_ANSWER_S)
+        async with asyncio.timeout(CLIENT_ANSWER_S):
+            await port.release_terminal(terminal_id)
     except Exception as exc:
         log.info("terminal/release %s failed: %s", terminal_id, exc)
 
