@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from sidecar.errors import agent_error
+from sidecar.model.options import change as change_config_option
 from sidecar.permissions.trust import trust_of
 from sidecar.server.core import PromptTurn, SessionCore
 from sidecar.session import ClientChannel, Session
@@ -204,9 +205,8 @@ async def run_command(core: SessionCore, session: Session, name: str, argument: 
         return {"stopReason": "end_turn"}
     if name == "model":
         settings = session.services["model"].settings  # this session's, not the server's
-        if argument:
-            settings.model = argument
-            session.audit("config", setting="model", new=argument)
+        if argument:  # any id (a local server's model too); the picker's list is what set_config_option checks
+            await change_config_option(session, "model", argument, by="/model")
         text = f"Model: {settings.model} (small model: {settings.small_model})"
         await session.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
         return {"stopReason": "end_turn"}

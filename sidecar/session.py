@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
 # Updates that describe the session's state, not its transcript: sent again on every start/load.
-UNLOGGED_UPDATES = frozenset({"available_commands_update"})
+# Not replayed: sent again on load, or (config options) answered by ``session/load`` itself.
+UNLOGGED_UPDATES = frozenset({"available_commands_update", "config_option_update"})
 
 
 class ClientChannel(Protocol):
@@ -254,6 +255,10 @@ class SessionLog:
 
     def mode(self, mode: str) -> None:
         self.store.append(self.session_id, {"type": "mode", "mode": mode})
+
+    def config(self, config_id: str, value: str) -> None:
+        """A session config option (model, effort) set; the last value of each is restored on load."""
+        self.store.append(self.session_id, {"type": "config", "configId": config_id, "value": value})
 
     def title(self, title: str) -> None:
         self.store.append(self.session_id, {"type": "title", "title": title})

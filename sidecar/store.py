@@ -1,6 +1,6 @@
 """Sessions saved as JSONL under the XDG data dir (``$XDG_DATA_HOME/sidecar/sessions/<id>.jsonl``).
 
-One line per event: the session header, every message, mode changes and audit records. Appends are
+One line per event: the session header, every message, mode and config changes and audit records. Appends are
 line-atomic (one write per line), so a crash loses at most the line being written.
 """
 
@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,8 @@ class SavedSession:
     mode: str
     messages: list[dict[str, Any]]
     events: list[dict[str, Any]]
+    # The session's config options as last set (``model``, ``effort``); empty in logs before 0.3.
+    config: dict[str, str] = field(default_factory=dict)
 
 
 class SessionStore:
@@ -85,6 +87,7 @@ class SessionStore:
         messages: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []
         mode = "default"
+        config: dict[str, str] = {}
         title: str | None = None
         skipped = 0
         for number, raw in enumerate(raw_lines, 1):
@@ -109,6 +112,8 @@ class SessionStore:
                 messages.append(event["message"])
             elif kind == "mode":
                 mode = event["mode"]
+            elif kind == "config":
+                config[event["configId"]] = event["value"]
             elif kind == "title":
                 title = event["title"]
             elif kind == "truncate":
@@ -125,6 +130,7 @@ class SessionStore:
             mode=mode,
             messages=messages,
             events=events,
+            config=config,
         )
 
     def list(self, cwd: str | None = None) -> list[SavedSession]:
@@ -171,6 +177,9 @@ def _problem(event: Any, message_count: int) -> str | None:
     elif kind == "mode":
         if not isinstance(event.get("mode"), str):
             return "a mode change without a mode"
+    elif kind == "config":
+        if not isinstance(event.get("configId"), str) or not isinstance(event.get("value"), str):
+            return "a config change without an option id and value"
     elif kind == "title":
         if not isinstance(event.get("title"), str):
             return "a title without text"

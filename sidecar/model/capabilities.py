@@ -149,6 +149,12 @@ def fetched(model: str, endpoint: str = "") -> bool:
         return (endpoint, model) in _cache
 
 
+def fetched_models(endpoint: str) -> list[str]:
+    """The models the Models API described at ``endpoint`` in this process (the table did not answer)."""
+    with _cache_lock:
+        return [m for (e, m), caps in _cache.items() if e == endpoint and caps.source == "api"]
+
+
 def _supported(obj: Any, *path: str) -> bool:
     for name in path:
         obj = getattr(obj, name, None)

@@ -25,6 +25,9 @@ from sidecar.agent.prompt import build_system_prompt
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
 from sidecar.model.client import ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
+from sidecar.model.options import change as change_config_option
+from sidecar.model.options import config_options, restore
+from sidecar.model.options import validate as validate_config_option
 from sidecar.model.settings import ModelSettings
 from sidecar.permissions.gate import PermissionGate, secret_env_names
 from sidecar.permissions.hooks import run_session_start
@@ -175,6 +178,7 @@ class SessionCore:
             "session/prompt": self.prompt,
             "session/cancel": self.cancel,
             "session/set_mode": self.set_mode,
+            "session/set_config_option": self.set_config_option,
             "_sidecar/sessions/rewind": self.rewind,
         }
 
@@ -244,7 +248,11 @@ class SessionCore:
     def _modes(self, session: Session) -> dict[str, Any]:
         return {"currentModeId": session.mode, "availableModes": MODE_INFO}
 
-    async def _start(self, session: Session) -> None:
+    @staticmethod
+    def _config_options(session: Session) -> list[dict[str, Any]]:
+        return config_options(session.services["model"].settings)
+
+    async def _start(self, session: Session, saved_config: dict[str, str] | None = None) -> None:
         client_trust = getattr(session.channel, "workspace_trust", None)
         trust = WorkspaceTrust(session, client_trust if isinstance(client_trust, bool) else None)
         session.services["trust"] = trust
@@ -258,6 +266,7 @@ class SessionCore:
         session.services["buffers"] = self.buffers
         # The session's own model settings: /model or Config in one session changes no other session.
         session.services["model"] = self.model.for_session()
+        restore(session.services["model"].settings, saved_config or {})  # the model/effort picked before
         session.services["client_settings"] = self.client_settings
         session.services["registry"] = ToolRegistry(builtin_tools())
         session.services["import_policy"] = trust.import_allowed
@@ -286,7 +295,8 @@ class SessionCore:
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
         session.log.header(session.cwd, extra)
         await self._start(session)
-        return {"sessionId": session.id, "modes": self._modes(session)}
+        return {"sessionId": session.id, "modes": self._modes(session),
+                "configOptions": self._config_options(session)}
 
     async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         req = parse(acp.LoadSessionRequest, params)
@@ -302,14 +312,14 @@ class SessionCore:
                           additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
                           mode=saved.mode if saved.mode in MODES else "default")
-        await self._start(session)
+        await self._start(session, saved.config)
         registry: ToolRegistry = session.services["registry"]
         updates = replay_log(saved.events, registry.describe_call)
         if updates is None:  # a log from before the updates were kept
             updates = replay_updates(saved.messages, registry.describe_call)
         for update in updates:
             await session.client.update(update)  # shown again, not logged again
-        return {"modes": self._modes(session)}
+        return {"modes": self._modes(session), "configOptions": self._config_options(session)}
 
     async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         cwd = parse(_ListSessions, params).cwd
@@ -328,9 +338,13 @@ class SessionCore:
 
     # ---- turns --------------------------------------------------------------------------
     def main_agent(self, session: Session) -> AgentLoop:
-        return AgentLoop(session, session.services["registry"], session.services["model"],
-                         session.services["system_prompt"],
-                         Conversation(session.history, on_append=session.append_message))
+        # The model is fixed for the turn: a change while it runs (the picker, the Config tool) answers
+        # from the next prompt, since a tool loop cannot switch models between a call and its result
+        # (the new model's thinking would have to start a message the old model wrote).
+        model = session.services["model"]
+        return AgentLoop(session, session.services["registry"], model, session.services["system_prompt"],
+                         Conversation(session.history, on_append=session.append_message),
+                         model_name=model.settings.model)
 
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         req = parse(acp.PromptRequest, params)
@@ -429,6 +443,15 @@ class SessionCore:
             raise agent_error("mode_disabled", "bypassPermissions is disabled by a managed setting")
         await session.set_mode(req.mode_id)
         return {}
+
+    async def set_config_option(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        """ACP ``session/set_config_option`` (a select: ``model`` or ``effort``): this session only."""
+        req = parse(acp.SetSessionConfigOptionSelectRequest, params)
+        session = self.session(req.session_id)
+        validate_config_option(session.services["model"].settings, req.config_id, req.value)
+        # The answer carries the options; no config_option_update to the client that asked.
+        options = await change_config_option(session, req.config_id, req.value, announce=False)
+        return {"configOptions": options}
 
     async def rewind(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         parse(RewindRequest, params)

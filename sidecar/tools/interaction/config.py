@@ -1,8 +1,9 @@
 """Config: read or change the session's settings (model, small model, permission mode, brief).
 
 Reading is free. Changing asks the user first (a permission request showing old → new). The model
-settings are the server's (shared by its sessions: one editor window); the permission mode is the
-session's, and ``bypassPermissions`` can only be chosen by the user, never through this tool.
+settings are the session's (a model change is logged and announced as ``config_option_update``, as the
+editor's picker does it); so is the permission mode, and ``bypassPermissions`` can only be chosen by
+the user, never through this tool.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from sidecar.errors import ToolError
+from sidecar.model.options import change as change_config_option
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
@@ -84,7 +86,7 @@ class Config(Tool[ConfigInput]):
         model = session.services.get("model")
         value: Any = inp.value
         if inp.setting == "model" and model is not None:
-            model.settings.model = str(value)
+            await change_config_option(session, "model", str(value), by="Config")
         elif inp.setting == "smallModel" and model is not None:
             model.settings.small_model = str(value)
         elif inp.setting == "permissionMode":
@@ -92,5 +94,9 @@ class Config(Tool[ConfigInput]):
         elif inp.setting == "brief":
             value = value if isinstance(value, bool) else str(value).lower() == "true"
             session.services["brief"] = value
-        session.audit("config", setting=inp.setting, old=old, new=value)
+        if inp.setting != "model":  # a model change audits itself
+            session.audit("config", setting=inp.setting, old=old, new=value)
+        if inp.setting == "model":
+            return ToolOutput.text(f"model changed from {old} to {value}; it answers from the user's next message "
+                                   f"(this turn finishes with {old}).")
         return ToolOutput.text(f"{inp.setting} changed from {old} to {value}.")
