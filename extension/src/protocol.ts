@@ -7,6 +7,7 @@
  */
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { ModelRetryParams } from './shared/modelRetry';
+import type { SessionConfigOption } from './shared/configOptions';
 
 // ---------------------------------------------------------------- ACP shapes (the parts we use)
 
@@ -59,6 +60,7 @@ export interface NewSessionParams {
 export interface NewSessionResult {
   sessionId: string;
   modes?: SessionModeState | null;
+  configOptions?: SessionConfigOption[] | null;
 }
 
 export interface LoadSessionParams {
@@ -68,6 +70,17 @@ export interface LoadSessionParams {
 }
 export interface LoadSessionResult {
   modes?: SessionModeState | null;
+  configOptions?: SessionConfigOption[] | null;
+}
+
+/** `session/set_config_option` (a select): answers every option with its current value. */
+export interface SetConfigOptionParams {
+  sessionId: string;
+  configId: string;
+  value: string;
+}
+export interface SetConfigOptionResult {
+  configOptions: SessionConfigOption[];
 }
 
 export interface SessionInfo {
@@ -138,6 +151,8 @@ export interface SessionUpdate {
   locations?: ToolCallLocation[] | null;
   entries?: PlanEntry[];
   currentModeId?: string;
+  /** `config_option_update` */
+  configOptions?: SessionConfigOption[];
   availableCommands?: { name: string; description: string }[];
   used?: number;
   size?: number;
@@ -270,6 +285,9 @@ export const SessionLoad = new RequestType<LoadSessionParams, LoadSessionResult 
 export const SessionList = new RequestType<ListSessionsParams, ListSessionsResult, void>('session/list');
 export const SessionPrompt = new RequestType<PromptParams, PromptResult, void>('session/prompt');
 export const SessionSetMode = new RequestType<SetModeParams, unknown, void>('session/set_mode');
+export const SessionSetConfigOption = new RequestType<SetConfigOptionParams, SetConfigOptionResult, void>(
+  'session/set_config_option',
+);
 export const SessionCancel = new NotificationType<CancelParams>('session/cancel');
 export const PanelVisibility = new NotificationType<PanelVisibilityParams>('_sidecar/panel_visibility');
 export const SessionsRewind = new RequestType<RewindParams, unknown, void>('_sidecar/sessions/rewind');
@@ -286,7 +304,7 @@ export const Diagnostics = new RequestType<DiagnosticsParams, DiagnosticsResult,
 export const Notify = new NotificationType<NotifyParams>('_sidecar/notify');
 
 /** A model request failed and is retried after `delayMs` (docs/protocol.md, `_sidecar/model_retry`). */
-export type { ModelRetryParams };
+export type { ModelRetryParams, SessionConfigOption };
 export const ModelRetry = new NotificationType<ModelRetryParams>('_sidecar/model_retry');
 
 /** To the sidecar: the user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */

@@ -15,6 +15,7 @@ export type FromView =
   | { type: 'newSession' }
   | { type: 'loadSession'; sessionId: string }
   | { type: 'setMode'; modeId: ModeId }
+  | { type: 'setConfigOption'; configId: string; value: string }
   | { type: 'mentionFile' }
   | { type: 'addSelection' }
   | { type: 'refreshSessions' }
@@ -146,6 +147,9 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
         case 'setMode':
           await s?.setMode(m.modeId);
           break;
+        case 'setConfigOption':
+          await s?.setConfigOption(m.configId, m.value);
+          break;
         case 'mentionFile':
           await this.commands.mentionFile();
           break;
@@ -247,6 +251,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
       <option value="plan">Plan only</option>
       <option value="bypassPermissions">Bypass permissions</option>
     </select>
+    <span id="config" class="config-picker"></span>
     <button id="mention" class="secondary" title="Mention a file or folder (or type @)">@</button>
     <button id="selection" class="secondary" title="Add the editor selection to the prompt">Selection</button>
     <span class="grow"></span>

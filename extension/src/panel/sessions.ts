@@ -1,6 +1,6 @@
 /**
  * The chat's session state and the ACP session methods behind it: new / load / list / prompt / cancel /
- * set_mode. Transport-free: it talks to a `Connection` (the language client in the extension, a fake in
+ * set_mode / set_config_option (the model picker). Transport-free: it talks to a `Connection` (the language client in the extension, a fake in
  * tests) and to a `View` (the webview).
  */
 import * as vscode from 'vscode';
@@ -16,7 +16,11 @@ import {
   SessionLoad,
   SessionNew,
   SessionPrompt,
+  SessionSetConfigOption,
   SessionSetMode,
+  type SessionConfigOption,
+  type SetConfigOptionParams,
+  type SetConfigOptionResult,
   SessionsRewind,
   type ModelRetryParams,
   type PromptResult,
@@ -47,7 +51,7 @@ export interface ContextItem {
 }
 
 export type ToView =
-  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed: boolean; pending: number; roots: string[] }
+  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed: boolean; pending: number; roots: string[]; configOptions: SessionConfigOption[] }
   | { type: 'clear' }
   | { type: 'update'; update: SessionNotification['update'] }
   | { type: 'userPrompt'; text: string; context: ContextItem[]; promptId: string }
@@ -125,6 +129,9 @@ export function rewindReport(r: RewindResult, files: boolean, rel: (path: string
 export class Sessions {
   sessionId: string | null = null;
   mode: string;
+  /** The session's config options (model, effort) as the sidecar last stated them. */
+  configOptions: SessionConfigOption[] = [];
+  private readonly pendingConfig = new Map<string, string>();
   busy = false;
   ready = false;
   /** The agent could not be started (the panel says so instead of "Starting the agent…"). */
@@ -193,6 +200,7 @@ export class Sessions {
       failed: this.failed,
       pending: this.pending,
       roots: this.roots(),
+      configOptions: this.configOptions,
     });
     this.onState();
   }
@@ -213,7 +221,7 @@ export class Sessions {
   }
 
   async newSession(clear = true): Promise<string> {
-    const r = await this.conn().sendRequest<object, { sessionId: string; modes?: { currentModeId: string } | null }>(SessionNew, {
+    const r = await this.conn().sendRequest<object, { sessionId: string; modes?: { currentModeId: string } | null; configOptions?: SessionConfigOption[] | null }>(SessionNew, {
       cwd: this.cwd(),
       mcpServers: [],
     });
@@ -226,6 +234,11 @@ export class Sessions {
     } else if (current) {
       this.mode = current;
     }
+    this.setConfigOptions(r.configOptions);
+    // Picks made while no session existed (the options of the previous one were shown) apply to this one.
+    const picks = [...this.pendingConfig];
+    this.pendingConfig.clear();
+    for (const [configId, value] of picks) await this.setConfigOption(configId, value);
     this.pushState();
     void this.refreshList();
     return r.sessionId;
@@ -236,12 +249,43 @@ export class Sessions {
     this.onSessionChanged(sessionId);
     this.view.post({ type: 'clear' });
     this.pushState();
-    const r = await this.conn().sendRequest<object, { modes?: { currentModeId: string } | null } | null>(SessionLoad, {
+    const r = await this.conn().sendRequest<object, { modes?: { currentModeId: string } | null; configOptions?: SessionConfigOption[] | null } | null>(SessionLoad, {
       sessionId,
       cwd: this.cwd(),
       mcpServers: [],
     });
     if (r?.modes?.currentModeId) this.mode = r.modes.currentModeId;
+    this.pendingConfig.clear();
+    this.setConfigOptions(r?.configOptions);
+    this.pushState();
+  }
+
+  private setConfigOptions(options: SessionConfigOption[] | null | undefined): void {
+    if (Array.isArray(options)) this.configOptions = options;
+  }
+
+  /**
+   * The model picker (and effort): `session/set_config_option`, whose answer is every option's new state.
+   * Without a session yet, the pick is shown at once and sent once `session/new` made one. A refused value
+   * (the sidecar names the valid ones) is shown as an error and the selects go back to the session's state.
+   */
+  async setConfigOption(configId: string, value: string): Promise<void> {
+    if (!this.sessionId || !this.connection) {
+      this.pendingConfig.set(configId, value);
+      this.configOptions = this.configOptions.map((o) => (o.id === configId ? { ...o, currentValue: value } : o));
+      this.pushState();
+      return;
+    }
+    try {
+      const r = await this.conn().sendRequest<SetConfigOptionParams, SetConfigOptionResult>(SessionSetConfigOption, {
+        sessionId: this.sessionId,
+        configId,
+        value,
+      });
+      this.setConfigOptions(r?.configOptions);
+    } catch (e) {
+      this.view.post({ type: 'error', message: promptError(e).message });
+    }
     this.pushState();
   }
 
@@ -263,6 +307,10 @@ export class Sessions {
     if (n.sessionId !== this.sessionId) return;
     if (n.update.sessionUpdate === 'current_mode_update' && typeof n.update.currentModeId === 'string') {
       this.mode = n.update.currentModeId;
+      this.pushState();
+    }
+    if (n.update.sessionUpdate === 'config_option_update' && Array.isArray(n.update.configOptions)) {
+      this.setConfigOptions(n.update.configOptions); // /model, or the agent's Config tool
       this.pushState();
     }
     this.view.post({ type: 'update', update: n.update });

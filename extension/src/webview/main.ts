@@ -4,10 +4,12 @@
  */
 import { Cards, type PermissionOptionView } from './cards';
 import { Composer } from './composer';
+import { pickerSelects, renderPicker } from './configPicker';
 import { md } from './markdown';
 import { MessageActions, truncateTranscript } from './messageActions';
 import { errorView, type ErrorView, type ModelRetry, RetryLine, sentPrompt, turnEndOf, type TurnEndView, turnEndView } from './replay';
 import { ScrollFollower } from './scroll';
+import type { SessionConfigOption } from '../shared/configOptions';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -39,6 +41,7 @@ const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) 
 const transcript = $<HTMLElement>('transcript');
 const stopBtn = $<HTMLButtonElement>('stop');
 const modeSel = $<HTMLSelectElement>('mode');
+const configEl = $<HTMLElement>('config');
 const sessionsSel = $<HTMLSelectElement>('sessions');
 const statusEl = $<HTMLElement>('status');
 const usageEl = $<HTMLElement>('usage');
@@ -212,7 +215,7 @@ function usage(u: Update): void {
 
 function onUpdate(u: Update): void {
   if (u.sessionUpdate !== 'user_message_chunk') replayedUser = null;
-  if (u.sessionUpdate !== 'available_commands_update' && u.sessionUpdate !== 'usage_update' && u.sessionUpdate !== 'current_mode_update') clearRetryLine();
+  if (u.sessionUpdate !== 'available_commands_update' && u.sessionUpdate !== 'usage_update' && u.sessionUpdate !== 'current_mode_update' && u.sessionUpdate !== 'config_option_update') clearRetryLine();
   switch (u.sessionUpdate) {
     case 'agent_message_chunk': {
       const end = turnEndOf(u);
@@ -296,7 +299,7 @@ function sessionLabel(s: SessionInfo): string {
   return `${s.title || s.sessionId.slice(0, 8)}${when}`;
 }
 
-function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed?: boolean; pending: number; roots?: string[] }): void {
+function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed?: boolean; pending: number; roots?: string[]; configOptions?: SessionConfigOption[] }): void {
   ready = m.ready;
   if (m.roots) roots = m.roots;
   sessionsSel.textContent = '';
@@ -310,6 +313,7 @@ function state(m: { sessionId: string | null; sessions: SessionInfo[]; mode: str
   }
   sessionsSel.value = m.sessionId && m.sessions.some((s) => s.sessionId === m.sessionId) ? m.sessionId : '';
   modeSel.value = m.mode;
+  renderPicker(configEl, pickerSelects(m.configOptions), (configId, value) => vscode.postMessage({ type: 'setConfigOption', configId, value }));
   statusEl.textContent = !m.ready ? (m.failed ? 'The agent is not running (see the error below).' : 'Starting the agent…') : m.pending > 0 ? `${m.pending} waiting for you` : '';
   document.body.dataset.failed = String(Boolean(m.failed));
   document.body.dataset.ready = String(m.ready);
