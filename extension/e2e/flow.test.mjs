@@ -1,7 +1,7 @@
 // End-to-end in a real VS Code (code-server 4.100.3) in headless Chromium, the extension installed from
 // its .vsix, the real sidecar on the scripted model. One user's session, step by step; each step leaves
 // a screenshot in artifacts/e2e/. Run with `npm run test:e2e` from the repository root.
-/* global atob, ClipboardEvent, DataTransfer, File -- used inside page.evaluate, in the browser */
+/* global atob, ClipboardEvent, DataTransfer, File, document -- used inside page.evaluate, in the browser */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -123,6 +123,8 @@ const turns = [
     chunk_delay: 0.25,
   },
   { content: [{ type: 'text', text: 'Tomorrow then.' }], text_chunk: 3, chunk_delay: 0.2 },
+  // 14. an answer from the model picked in the footer
+  { content: [{ type: 'text', text: 'Opus 4.5 answering.' }] },
 ];
 
 let page;
@@ -486,6 +488,26 @@ step('a hidden panel gets "waiting" for a question, then "turn finished"', async
   for (const t of await page.locator('.notification-toast .codicon-notifications-clear').all()) await t.click().catch(() => undefined);
 });
 
+step('the model and effort picked in the prompt footer answer the next prompt', async () => {
+  const model = chat.locator('#config select[data-config-id="model"]');
+  const effort = chat.locator('#config select[data-config-id="effort"]');
+  await model.waitFor({ state: 'visible', timeout: 10000 });
+  assert.equal(await effort.locator('option').count(), 5, 'the default model offers five effort levels');
+  await model.selectOption('claude-opus-4-5');
+  // The sidecar's answer: that model has three levels.
+  await chat.locator('#config select[data-config-id="effort"]:not(:has(option[value="max"]))').waitFor({ state: 'attached', timeout: 15000 });
+  assert.equal(await model.locator('option:checked').textContent(), 'Claude Opus 4.5');
+  await effort.selectOption('high');
+  await h.screenshot('model-picked');
+  const n = await turnsFinished();
+  await sendPrompt('Which model are you?');
+  assert.equal(await waitTurnEnd(n + 1), 'end_turn');
+  const req = await h.modelRequest((b) => JSON.stringify(b.messages).includes('Which model are you?'));
+  assert.equal(req.model, 'claude-opus-4-5');
+  assert.deepEqual(req.output_config, { effort: 'high' });
+  assert.deepEqual(req.thinking, { type: 'enabled', budget_tokens: 16000 });
+});
+
 step('a new session starts empty; resuming the earlier one replays its conversation', async () => {
   const first = await chat.locator('body').getAttribute('data-session-id');
   assert.ok(first);
@@ -497,6 +519,8 @@ step('a new session starts empty; resuming the earlier one replays its conversat
   await chat.locator('.msg.agent', { hasText: 'Hello from the scripted model.' }).waitFor({ timeout: 30000 });
   await chat.locator('.msg.user', { hasText: 'Say hello' }).waitFor({ timeout: 10000 });
   assert.equal(await chat.locator('body').getAttribute('data-session-id'), first);
+  // The picked model came back with it (session/load answers after the replay).
+  await chat.waitForFunction(() => document.querySelector('#config select[data-config-id="model"]')?.value === 'claude-opus-4-5', undefined, { timeout: 15000 });
   await h.screenshot('session-resumed');
 });
 
