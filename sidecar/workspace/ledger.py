@@ -247,7 +247,7 @@ class ReadLedger:
     def _disk_differs(entry: LedgerEntry, now: Fingerprint | None) -> bool:
         """For a client-sourced entry: whether the disk now holds other text than the agent saw."""
         if now is None:
-            return True  # deleted
+            return entry.disk_seen is not None  # deleted (a file only in the editor never was on disk)
         stat = (now.mtime_ns, now.size)
         if entry.disk_seen == stat:
             return False

@@ -218,6 +218,33 @@ async def test_write_creates_and_replaces_in_the_editor_keeping_crlf(
     assert dos.read_bytes() == b"one\r\ntwo\r\n"
 
 
+async def test_a_file_created_in_the_editor_can_be_read_and_edited_before_it_is_saved(
+        editor_sidecar: tuple[Harness, Editor], workspace: Path, model_server: ScriptedModelServer) -> None:
+    harness, editor = editor_sidecar
+    new = workspace / "todo.md"
+    model_server.add_turns([
+        _tool("toolu_w1", "Write", file_path=str(new), content="- one\n- two\n"),
+        _tool("toolu_e1", "Edit", file_path=str(new), old_string="- two", new_string="- two\n- three"),
+        _tool("toolu_r1", "Read", file_path=str(new)),
+        _tool("toolu_w2", "Write", file_path=str(new), content="- done\n"),
+        _say("done"),
+    ])
+    session = await harness.new_session(workspace)
+    await _accept_edits(harness, session)
+    assert await harness.prompt(session, "plan") == "end_turn"
+    assert _result(model_server, "toolu_w1") == (f"File created successfully at: {new} (2 lines).", False)
+    assert _result(model_server, "toolu_e1") == (
+        "The file todo.md has been updated. Here's the result of running `cat -n` on a snippet of the edited "
+        "file:\n     1\t- one\n     2\t- two\n     3\t- three", False)
+    assert _result(model_server, "toolu_r1") == (
+        "     1\t- one\n     2\t- two\n     3\t- three\n\nNote: todo.md exists only in the editor so far (not "
+        "saved to disk); commands you run (Bash) do not see it.", False)
+    assert _result(model_server, "toolu_w2") == (
+        "The file todo.md has been overwritten (1 lines added, 3 removed).", False)
+    assert editor.buffers[str(new)] == "- done\n"
+    assert not new.exists()
+
+
 async def test_failures_of_the_editor_are_tool_errors_and_nothing_is_written(
         editor_sidecar: tuple[Harness, Editor], workspace: Path, model_server: ScriptedModelServer) -> None:
     harness, editor = editor_sidecar

@@ -39,6 +39,15 @@ def client_reads(ctx: ToolContext) -> bool:
     return ctx.session.client.fs_capability("readTextFile")
 
 
+def in_editor_only(ctx: ToolContext, path: Path) -> bool:
+    """``path`` is not on disk but the agent knows it from the editor: it created it there (Write through
+    the editor) and the editor has not saved it. Read, Edit and Write treat it as an existing file."""
+    if path.exists() or not client_reads(ctx):
+        return False
+    entry = ledger_of(ctx).get(path)
+    return entry is not None and entry.fingerprint.source == "client"
+
+
 def client_writes(ctx: ToolContext, path: Path) -> bool:
     """Whether Edit/Write of ``path`` go through the editor: it offers ``fs.writeTextFile`` and the file
     is new or the agent's view of it came from the editor (a file read from disk is written to disk)."""

@@ -23,6 +23,7 @@ from sidecar.tools.files.buffer_edit import edit_buffer
 from sidecar.tools.files.client_files import (
     client_staleness,
     client_writes,
+    in_editor_only,
     read_from_client,
     require_unchanged_during_review,
     write_to_client,
@@ -120,7 +121,7 @@ class EditTool(Tool[EditInput]):
         r = resolved(ctx, inp.file_path)
         if r.kind == "dir":
             raise ToolError(f"{inp.file_path} is a directory; Edit changes files.")
-        if not r.exists and inp.old_string != "":
+        if not r.exists and inp.old_string != "" and not in_editor_only(ctx, r.path):
             raise ToolError(f"File does not exist: {inp.file_path}. The current working directory is "
                             f"{ctx.cwd}. To create a file use Write.")
 
@@ -244,7 +245,7 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
     then handed over with ``fs/write_text_file``. Disk is not written (docs/files.md)."""
     raw_input = inp.model_dump()
     diagnose = ctx.session.has_client_capability("diagnostics")  # the editor's servers see its buffers
-    if not path.exists():  # old_string "" on a missing file (validate): create it in the editor
+    if not path.exists() and not in_editor_only(ctx, path):  # old_string "" on a missing file: create it
         if inp.old_string != "":
             raise ToolError(f"File does not exist: {inp.file_path} (it disappeared just now). Nothing was "
                             "written. Check the path, then call again.")

@@ -21,7 +21,7 @@ from pydantic import Field
 from sidecar.errors import ToolError
 from sidecar.tools.base import ImageBlock, Location, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
-from sidecar.tools.files.client_files import client_reads, read_from_client, record_client_read
+from sidecar.tools.files.client_files import client_reads, in_editor_only, read_from_client, record_client_read
 from sidecar.tools.files.common import (
     ledger_of,
     read_bytes,
@@ -104,7 +104,7 @@ class ReadTool(Tool[ReadInput]):
         if r.kind == "dir":
             raise ToolError(f"{inp.file_path} is a directory, not a file. Use Glob to list files in it "
                             "(or Bash `ls`).")
-        if not r.exists:
+        if not r.exists and not (in_editor_only(ctx, r.path) and _is_text(r.path)):
             raise ToolError(f"File does not exist: {inp.file_path}. The current working directory is "
                             f"{ctx.cwd}. Check the path (Glob can find it) and call again.")
         if inp.pages is not None and r.path.suffix.lower() != ".pdf":
@@ -197,6 +197,12 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     return _text_output(path, ctx, text, enc, start, limit)
 
 
+def _is_text(path: Path) -> bool:
+    """Not an image, PDF or notebook (those are read from disk only)."""
+    suffix = path.suffix.lower()
+    return suffix not in IMAGE_TYPES and suffix not in (".pdf", ".ipynb")
+
+
 def _decode_text(path: Path, ctx: ToolContext, data: bytes) -> tuple[str, Encoding]:
     try:
         return decode(data)
@@ -209,20 +215,29 @@ async def _read_editor_text(path: Path, ctx: ToolContext, inp: ReadInput) -> Too
     """The text the editor has of ``path`` (``fs/read_text_file``: an unsaved buffer included), numbered
     as from disk; None for a file over ``STREAM_THRESHOLD`` (streamed from disk instead). Binary files
     are refused from their bytes on disk, as before: the editor serves text only."""
-    if os.stat(path).st_size > STREAM_THRESHOLD:
-        return None
-    data, st = read_bytes(path)
-    disk_text, _ = _decode_text(path, ctx, data)
+    disk_text: str | None = None
+    disk: tuple[int, int] | None = None
+    if not in_editor_only(ctx, path):
+        if os.stat(path).st_size > STREAM_THRESHOLD:
+            return None
+        data, st = read_bytes(path)
+        disk_text, _ = _decode_text(path, ctx, data)
+        disk = (st.st_mtime_ns, st.st_size)
     start, limit, key = _range_key(inp)
     who = shown(ctx, path)
     text = await read_from_client(ctx, path, who)
     if ledger_of(ctx).is_unchanged_read(path, key, client_fingerprint(text.encode("utf-8"))):
         out = _unchanged(path, ctx, start, limit)
     else:
-        record_client_read(ctx, path, key, text, (st.st_mtime_ns, st.st_size))
+        record_client_read(ctx, path, key, text, disk)
         out = _text_output(path, ctx, text, None, start, limit)
         last = out.blocks[-1] if out.blocks else None
-        if text.replace("\r\n", "\n") != disk_text.replace("\r\n", "\n") and isinstance(last, TextBlock):
+        if disk_text is None and isinstance(last, TextBlock):
+            last.text += (f"\n\nNote: {who} exists only in the editor so far (not saved to disk); commands you "
+                          "run (Bash) do not see it.")
+            out.metadata["unsaved"] = True
+        elif disk_text is not None and text.replace("\r\n", "\n") != disk_text.replace("\r\n", "\n") \
+                and isinstance(last, TextBlock):
             last.text += (f"\n\nNote: this is {who} as it is open in the editor, with changes that are not "
                           "saved to disk; commands you run (Bash) see the version on disk.")
             out.metadata["unsaved"] = True

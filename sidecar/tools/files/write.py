@@ -17,6 +17,7 @@ from sidecar.tools.context import ToolContext
 from sidecar.tools.files.client_files import (
     client_staleness,
     client_writes,
+    in_editor_only,
     read_from_client,
     require_unchanged_during_review,
     write_to_client,
@@ -134,7 +135,7 @@ async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInp
     new text takes its line endings. Disk is not written (docs/files.md)."""
     raw_input = inp.model_dump()
     diagnose = ctx.session.has_client_capability("diagnostics")
-    if not path.exists():
+    if not path.exists() and not in_editor_only(ctx, path):
         landing = await review(ctx, "Write", path, None, inp.content, raw_input)
         if path.exists():
             raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
