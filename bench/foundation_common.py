@@ -76,7 +76,7 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
 
 ORDER = ["first_prompt", "startup", "glob", "edit", "read_tail", "read_deep", "bash_output", "grep_content",
          "bash_cancel", "scale_sessions", "scale_long", "scale_watcher_rss", "scale_watcher_notice",
-         "scale_load"]
+         "scale_load", "panel_load", "panel_input", "panel_frames", "panel_final"]
 
 
 def row(key: str, measure: str, value: str, goal: str, ok: bool) -> None:
@@ -109,7 +109,10 @@ def print_summary(path: str) -> None:
              "bash_cancel": "cancel a running Bash", "scale_sessions": "50 vs 5 concurrent sessions",
              "scale_long": "long session per-turn overhead", "scale_watcher_rss": "watcher RSS, big workspace",
              "scale_watcher_notice": "watcher notice latency, big workspace",
-             "scale_load": "session/load of a long session"}
+             "scale_load": "session/load of a long session",
+             "panel_load": "panel: 300-turn session/load rendered",
+             "panel_input": "panel: key to frame, 10k-delta stream",
+             "panel_frames": "panel: longest frame gap, stream", "panel_final": "panel: last delta to rendered"}
     print(f"{'measure':<44} {'value':<46} {'goal':<22} verdict")
     for key in ORDER + [k for k in rows if k not in ORDER]:
         item = rows.get(key)

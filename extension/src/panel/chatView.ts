@@ -38,10 +38,15 @@ export interface ChatCommands {
   visibilityChanged: (visible: boolean) => void;
 }
 
+/** How long a message waits for others to travel with it to the webview. */
+const BATCH_MS = 8;
+
 export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals {
   static readonly viewId = 'sidecar.chat';
   private view: vscode.WebviewView | undefined;
   private queue: ToView[] = [];
+  /** Posted in this tick, sent together at its end (see `post`). */
+  private outbox: ToView[] = [];
   private viewReady = false;
   sessions: Sessions | undefined;
   private readonly approvals = new Map<string, (r: RequestPermissionResult) => void>();
@@ -99,15 +104,38 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     view.onDidDispose(() => {
       this.view = undefined;
       this.viewReady = false;
+      this.outbox = [];
       this.commands.visibilityChanged(false);
     });
   }
 
-  /** Messages wait until the webview script says it is ready; the transcript lives in the webview. */
+  /**
+   * Messages wait until the webview script says it is ready; the transcript lives in the webview. Those
+   * posted within `BATCH_MS` go as one `batch`, in order: a `session/load` replay is thousands of updates
+   * read from the sidecar in a few chunks, and each webview message is a trip through the editor (in
+   * code-server, over its websocket) and a task in the webview.
+   */
   post(message: ToView): void {
     if (message.type === 'state') this.setBadge(message.pending);
-    if (this.view && this.viewReady) void this.view.webview.postMessage(message);
-    else this.queue.push(message);
+    if (!this.view || !this.viewReady) {
+      this.queue.push(message);
+      return;
+    }
+    this.outbox.push(message);
+    // Not setImmediate: vscode-jsonrpc hands over one incoming message per setImmediate, so that flushed
+    // after every update. A few ms gathers what the sidecar sent together; its text is coalesced per 20 ms.
+    if (this.outbox.length === 1) setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  private flush(): void {
+    const messages = this.outbox;
+    this.outbox = [];
+    if (!messages.length) return;
+    if (!this.view || !this.viewReady) {
+      this.queue.push(...messages);
+      return;
+    }
+    void this.view.webview.postMessage(messages.length === 1 ? messages[0] : { type: 'batch', messages });
   }
 
   reveal(): void {
@@ -126,9 +154,9 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
       switch (m.type) {
         case 'ready': {
           this.viewReady = true;
-          const queued = this.queue;
+          this.outbox = this.queue;
           this.queue = [];
-          for (const q of queued) void this.view?.webview.postMessage(q);
+          this.flush();
           s?.pushState();
           break;
         }

@@ -82,11 +82,24 @@ function scrollToBottom(): void {
   if (Math.abs(transcript.scrollTop - before) > 1) programmaticTop = transcript.scrollTop;
 }
 
-/** Content grew: follow when at the bottom, else show the pill. */
-function contentChanged(): void {
+/** Content grew: follow when at the bottom, else show the pill. Reads the layout (scrollHeight). */
+function followContent(): void {
   if (follower.onContent() === 'scroll') scrollToBottom();
   pill.hidden = !follower.unseen;
   document.body.dataset.following = String(follower.following);
+}
+
+// Content changes are followed once per animation frame, not once per update: reading scrollHeight after
+// each change forced a layout of the whole transcript per `session/update` (a 300-turn replay is ~2,700 of
+// them, each laying out a transcript that keeps growing).
+let followPending = false;
+function contentChanged(): void {
+  if (followPending) return;
+  followPending = true;
+  requestAnimationFrame(() => {
+    followPending = false;
+    followContent();
+  });
 }
 
 function jumpToBottom(): void {
@@ -114,7 +127,7 @@ function scheduleRender(): void {
     pendingRender = false;
     for (const m of dirty) renderMarkdown(m.el, m.text);
     dirty.clear();
-    contentChanged();
+    followContent();
   });
 }
 
@@ -202,12 +215,14 @@ function plan(entries: { content: string; status: string }[]): void {
   planEl.appendChild(ul);
 }
 
+const numbers = new Intl.NumberFormat();
+
 function usage(u: Update): void {
   const used = typeof u.used === 'number' ? u.used : undefined;
   const size = typeof u.size === 'number' ? u.size : undefined;
   if (used === undefined) return;
-  usageEl.textContent = size ? `${Math.round((used / size) * 100)}% of ${Math.round(size / 1000)}k` : `${used.toLocaleString()} tokens`;
-  usageEl.title = size ? `Context: ${used.toLocaleString()} of ${size.toLocaleString()} tokens used` : `Context: ${used.toLocaleString()} tokens`;
+  usageEl.textContent = size ? `${Math.round((used / size) * 100)}% of ${Math.round(size / 1000)}k` : `${numbers.format(used)} tokens`;
+  usageEl.title = size ? `Context: ${numbers.format(used)} of ${numbers.format(size)} tokens used` : `Context: ${numbers.format(used)} tokens`;
   usageEl.dataset.used = String(used);
   const bar = usageEl.parentElement?.querySelector('.usage-bar-fill') as HTMLElement | null;
   if (bar && size) bar.style.width = `${Math.min(100, (used / size) * 100)}%`;
@@ -255,7 +270,7 @@ function setBusy(b: boolean): void {
   stopBtn.hidden = !b;
   composer.setEnabled(!b && ready);
   actions.setBusy(b, transcript);
-  for (const r of Array.from(transcript.querySelectorAll<HTMLButtonElement>('.retry-btn'))) r.disabled = b || !ready;
+  for (const r of retryButtons) r.disabled = b || !ready;
   document.body.dataset.busy = String(b);
 }
 
@@ -343,11 +358,17 @@ function userMessage(text: string, context: ContextItem[], promptId?: string): v
   replayedUser = null;
   dropRetryButtons();
   const wrap = el('div', 'msg user');
-  if (promptId) wrap.dataset.promptId = promptId;
+  if (promptId) {
+    wrap.dataset.promptId = promptId;
+    liveEchoes.add(wrap);
+  }
   fillUser(wrap, text, context);
   transcript.appendChild(wrap);
   jumpToBottom();
 }
+
+/** Live echoes still carrying their local prompt id (dropped at the turn's end). */
+const liveEchoes = new Set<HTMLElement>();
 
 /** The replayed prompt being rebuilt: its chunks share one `messageId` (one prompt is one message). */
 let replayedUser: { key: string; blocks: Record<string, unknown>[]; wrap: HTMLElement } | null = null;
@@ -367,11 +388,13 @@ function replayedChunk(u: Update): void {
   fillUser(replayedUser.wrap, sent.text, sent.context as ContextItem[]);
   const meta = (u._meta as { sidecar?: { userMessageId?: unknown } } | undefined)?.sidecar;
   if (typeof meta?.userMessageId === 'string') actions.attach(replayedUser.wrap, meta.userMessageId);
-  actions.setBusy(busy, transcript);
   contentChanged();
 }
 
 // ------------------------------------------------------------------------------------ turn ends, errors, retries
+
+/** The Retry buttons in the transcript (only the last failure keeps one); kept here, not queried per update. */
+const retryButtons = new Set<HTMLButtonElement>();
 
 /** An error line; a retryable one offers Retry, which sends the user message before it again. */
 function errorLine(v: ErrorView): HTMLElement {
@@ -379,6 +402,7 @@ function errorLine(v: ErrorView): HTMLElement {
   line.appendChild(el('span', 'error-text', v.message));
   if (v.retry) {
     const b = el('button', 'retry-btn', 'Retry');
+    retryButtons.add(b);
     b.title = 'Send the last message again';
     b.disabled = busy || !ready;
     b.addEventListener('click', () => {
@@ -388,6 +412,7 @@ function errorLine(v: ErrorView): HTMLElement {
       const sent = prev ? actions.sentOf(prev as HTMLElement) : undefined;
       if (!sent) return;
       b.remove();
+      retryButtons.delete(b);
       vscode.postMessage({ type: 'prompt', text: sent.text, context: sent.context });
     });
     line.appendChild(b);
@@ -396,7 +421,8 @@ function errorLine(v: ErrorView): HTMLElement {
 }
 
 function dropRetryButtons(): void {
-  for (const b of Array.from(transcript.querySelectorAll('.retry-btn'))) b.remove();
+  for (const b of retryButtons) b.remove();
+  retryButtons.clear();
 }
 
 /** The end of a turn, live or replayed: the note ("Stopped."), the error line, then the marker. */
@@ -410,7 +436,8 @@ function drawTurnEnd(v: TurnEndView): void {
   end.dataset.stopReason = v.reason;
   transcript.appendChild(end);
   // The live echo's local id has served (the message has its sidecar id by now): live and replayed match.
-  for (const w of Array.from(transcript.querySelectorAll<HTMLElement>('.msg.user[data-prompt-id]'))) delete w.dataset.promptId;
+  for (const w of liveEchoes) delete w.dataset.promptId;
+  liveEchoes.clear();
   contentChanged();
 }
 
@@ -445,8 +472,17 @@ function clearRetryLine(): void {
   retryEl = null;
 }
 
+type Message = { type: string } & Record<string, unknown>;
+
+// The extension host sends what piled up in one tick as one `batch` (a session/load replay is thousands of
+// updates; one message each cost a trip through the editor's webview channel apiece).
 window.addEventListener('message', (ev: MessageEvent) => {
-  const m = ev.data as { type: string } & Record<string, unknown>;
+  const m = ev.data as Message;
+  if (m.type === 'batch') for (const x of m.messages as Message[]) handle(x);
+  else handle(m);
+});
+
+function handle(m: Message): void {
   switch (m.type) {
     case 'state':
       state(m as unknown as Parameters<typeof state>[0]);
@@ -454,6 +490,8 @@ window.addEventListener('message', (ev: MessageEvent) => {
     case 'clear':
       clearRetryLine();
       replayedUser = null;
+      liveEchoes.clear();
+      retryButtons.clear();
       transcript.textContent = '';
       cards.clear();
       streaming = null;
@@ -471,7 +509,6 @@ window.addEventListener('message', (ev: MessageEvent) => {
     case 'userMessageId': {
       const w = transcript.querySelector(`.msg.user[data-prompt-id="${String(m.promptId)}"]`) as HTMLElement | null;
       if (w) actions.attach(w, String(m.messageId));
-      actions.setBusy(busy, transcript);
       break;
     }
     case 'truncate':
@@ -514,6 +551,6 @@ window.addEventListener('message', (ev: MessageEvent) => {
       contentChanged();
       break;
   }
-});
+}
 
 vscode.postMessage({ type: 'ready' });

@@ -55,6 +55,7 @@ export class MessageActions {
     const row = el('div', 'msg-actions');
     for (const a of ACTIONS) {
       const b = el('button', 'link-button', a.label);
+      b.disabled = this.host.isBusy();
       b.dataset.action = a.action;
       b.title = a.title;
       b.addEventListener('click', () => {
@@ -69,6 +70,7 @@ export class MessageActions {
     }
     const edit = el('button', 'link-button', 'Edit & resend');
     edit.dataset.action = 'edit';
+    edit.disabled = this.host.isBusy();
     edit.title = 'Edit this message and send it again in place of this turn (files and conversation go back to before it)';
     edit.addEventListener('click', () => this.edit(wrap, messageId));
     row.appendChild(edit);
