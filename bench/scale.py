@@ -146,6 +146,14 @@ async def part_sessions(n: int, delay: float) -> None:
     print(f"CPU of the sidecar and its children: {cpu.get(5, 0):.2f} s for 5 sessions, {cpu.get(n, 0):.2f} s for {n} "
           f"({cpu.get(n, 0) / max(n, 1) * 1000:.0f} ms a session): a burst is CPU-bound on this machine when the "
           "CPU it needs exceeds what the machine's load leaves it")
+    cores = os.cpu_count() or 1
+    floor = max(2 * delay, cpu.get(n, 0) / cores)
+    print(f"lower bound for the {n}-session burst on this machine: {floor:.2f} s (two model replies of {delay} s, "
+          f"or its CPU spread over all {cores} cores with nothing else running), so {floor / ref:.2f}x of the "
+          "5-session burst is the best this run could show")
+    print("fair because: both bursts are of new sessions in the same warm process (their first turn: the "
+          "checkpoint snapshot of the workspace, the system prompt, the watch), measured minutes apart at most, "
+          "with the same tools over the same workspace; only the number of sessions differs")
     print(f"reference: the 5-session burst of the same process, before and after (mean); each model reply "
           f"comes {delay} s after its request, as a real model's would take seconds, so the ratio shows whether "
           "sessions wait on each other, not only how much CPU 3 tools x N take on this machine "
