@@ -277,6 +277,9 @@ class SessionLog:
         if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "diff" for c in content):
             update = {**update, "content": [self._excerpt_of(c, last) if isinstance(c, dict)
                                             and c.get("type") == "diff" else c for c in content]}
+        content = update.get("content")
+        if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "terminal" for c in content):
+            update = {**update, "content": [r for c in content for r in replayed_terminal(c)]}
         self.store.append(self.session_id, {"type": "update", "update": update})
 
     def _excerpt_of(self, item: dict[str, Any], last: tuple[str, str, dict[str, Any]] | None) -> dict[str, Any]:
@@ -305,6 +308,17 @@ class SessionLog:
         if error is not None:
             event["error"] = error
         self.store.append(self.session_id, event)
+
+
+def replayed_terminal(item: Any) -> list[Any]:
+    """A client terminal embedded in a tool call is gone when the session is loaded again (its id means
+    nothing to the next client): the log keeps the output it showed (``_meta.sidecar.output``, set by the
+    Bash tool on its final update) as text, and drops the terminal from the updates without it."""
+    if not isinstance(item, dict) or item.get("type") != "terminal":
+        return [item]
+    meta = item.get("_meta")
+    output = ((meta or {}).get("sidecar") or {}).get("output") if isinstance(meta, dict) else None
+    return [{"type": "content", "content": {"type": "text", "text": output}}] if isinstance(output, str) else []
 
 
 # A diff whose two texts together are longer than this is logged as the lines that changed with three

@@ -193,7 +193,8 @@ async def test_output_reaches_the_model_and_the_terminal_is_embedded_in_the_tool
     terminal_ids = {c["terminalId"] for u in updates for c in u.get("content") or [] if c["type"] == "terminal"}
     assert terminal_ids == {"term-1", "term-2", "term-3"}
     final = [u for u in updates if u.get("status") in ("completed", "failed")]
-    assert [u["content"][0] for u in final] == [{"type": "terminal", "terminalId": f"term-{i}"} for i in (1, 2, 3)]
+    assert [{k: v for k, v in u["content"][0].items() if k != "_meta"} for u in final] == [
+        {"type": "terminal", "terminalId": f"term-{i}"} for i in (1, 2, 3)]
     assert final[0]["status"] == "failed" and final[0]["content"][1]["content"]["text"].startswith("Exit code 3")
     running = [u for u in updates if u.get("status") == "in_progress" and u.get("content")]
     assert running[0]["content"] == [{"type": "terminal", "terminalId": "term-1"}]
@@ -377,3 +378,22 @@ async def test_a_cancel_while_the_editor_creates_the_terminal_still_kills_it(
         await asyncio.sleep(0.05)
     assert client.methods() == ["terminal/create", "terminal/kill", "terminal/release"]
     assert client.terminals == {} and procs_running("sleep 64.25") == []
+
+
+async def test_a_replayed_session_shows_the_output_instead_of_a_terminal_that_is_gone(
+    terminal_sidecar: tuple[Harness, TerminalClient], workspace: Path, model_server: ScriptedModelServer,
+    sidecar_env: dict[str, str], tmp_path: Path,
+) -> None:
+    harness, _ = terminal_sidecar
+    session = await harness.new_session(workspace)
+    await run_calls(harness, model_server, session, [bash("printf 'one\\n'; echo two >&2; exit 3")])
+    fresh = await start_harness("acp", sidecar_env, model_server, tmp_path)  # the editor restarted
+    try:
+        await fresh.process.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
+        updates = fresh.process.updates_for(session, "tool_call_update")
+    finally:
+        await fresh.process.close()
+    assert not [c for u in updates for c in u.get("content") or [] if c["type"] == "terminal"]
+    final = next(u for u in updates if u.get("status") == "failed")
+    texts = [c["content"]["text"] for c in final["content"]]
+    assert texts[0] == "one\ntwo" and texts[1].startswith("Exit code 3 (")

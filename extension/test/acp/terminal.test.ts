@@ -200,7 +200,7 @@ describe("Bash through the ACP client's terminal (official TypeScript SDK)", () 
     expect(running?.content).toEqual([{ type: 'terminal', terminalId: 'term-1' }]);
     const final = calls[calls.length - 1];
     expect(final.status).toBe('completed');
-    expect(final.content?.[0]).toEqual({ type: 'terminal', terminalId: 'term-1' });
+    expect(final.content?.[0]).toMatchObject({ type: 'terminal', terminalId: 'term-1' });
     expect(final.content?.[1]).toMatchObject({ type: 'content', content: { type: 'text' } });
   });
 

@@ -336,7 +336,9 @@ class Bash(Tool[BashInput]):
             "\n".join(parts),
             is_error=failed,
             bound_output=False,
-            editor_content=[{"type": "terminal", "terminalId": done.terminal_id},
+            # The output rides along for the session log: a replay has no terminal (SessionLog.update).
+            editor_content=[{"type": "terminal", "terminalId": done.terminal_id,
+                             "_meta": {"sidecar": {"output": rendered.text.rstrip("\n") or "(no output)"}}},
                             {"type": "content", "content": {"type": "text", "text": shown}}],
             metadata={
                 "subject": inp.command,
