@@ -157,7 +157,10 @@ class ClientPort:
 
     async def _fs_request(self, method: str, params: dict[str, Any]) -> Any:
         try:
-            return await asyncio.wait_for(self.channel.request(method, params), CLIENT_FS_TIMEOUT)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a turn's cancel that arrives
+            # together with the answer.
+            async with asyncio.timeout(CLIENT_FS_TIMEOUT):
+                return await self.channel.request(method, params)
         except TimeoutError:
             raise ClientRequestError(method, "timeout", f"no answer within {CLIENT_FS_TIMEOUT:g} s") from None
         except ClientGone:
