@@ -15,7 +15,7 @@
  * Every request the sidecar sends is recorded in `clientRequests`; `handlers` adds or replaces
  * handlers (a terminal, a failing read) before the connection opens.
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -30,11 +30,10 @@ import {
   client,
   ndJsonStream,
 } from '@agentclientprotocol/sdk';
-import { ScriptedModel, python, repoRoot, tempDir } from '../protocol/sidecar';
+import { ScriptedModel, kill, python, repoRoot, tempDir } from '../protocol/sidecar';
 
 export { ScriptedModel, python, repoRoot, tempDir };
 
-type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
 export interface ClientRequest {
   method: string;
@@ -94,17 +93,6 @@ export interface AcpSidecar {
   stop(): Promise<void>;
 }
 
-function kill(child: Child): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
 
 /** The lines `line` (1-based) … `line + limit - 1` of `text`, as ACP's `fs/read_text_file` defines them. */
 export function sliceLines(text: string, line?: number | null, limit?: number | null): string {

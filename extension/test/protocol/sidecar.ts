@@ -15,7 +15,8 @@ export const python = process.env.SIDECAR_PYTHON ?? path.join(repoRoot, '.venv',
 
 type Child = ChildProcessByStdio<Writable | null, Readable, Readable>;
 
-function kill(child: Child | undefined): Promise<void> {
+/** SIGTERM, then SIGKILL after 5 s; resolves when the process has exited. */
+export function kill(child: Child | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const t = setTimeout(() => child.kill('SIGKILL'), 5000);
