@@ -151,7 +151,8 @@ class SidecarProcess:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         await self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params or {}})
-        return await asyncio.wait_for(future, timeout)
+        async with asyncio.timeout(timeout):
+            return await future
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params or {}})

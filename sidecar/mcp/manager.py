@@ -71,7 +71,8 @@ class McpConnection:
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
         try:
-            await asyncio.wait_for(self._ready.wait(), CONNECT_TIMEOUT)
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                await self._ready.wait()
         except TimeoutError:
             self.error = f"did not answer within {CONNECT_TIMEOUT:.0f}s"
             self._stop.set()

@@ -200,7 +200,8 @@ async def fetch(client: anthropic.AsyncAnthropic, model: str, endpoint: str = ""
                 _inflight.pop(key, None)
     fallback = table_lookup(model)
     try:
-        info = await asyncio.wait_for(client.models.retrieve(model, timeout=LOOKUP_TIMEOUT_S), LOOKUP_TIMEOUT_S + 1)
+        async with asyncio.timeout(LOOKUP_TIMEOUT_S + 1):
+            info = await client.models.retrieve(model, timeout=LOOKUP_TIMEOUT_S)
         caps = from_model_info(info, fallback)
     except asyncio.CancelledError:
         with _cache_lock:

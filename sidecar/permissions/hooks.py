@@ -146,7 +146,8 @@ async def run_hook(hook: HookCommand, payload: dict[str, Any], cwd: str,
         stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout=hook.timeout)
+        async with asyncio.timeout(hook.timeout):
+            out, err = await proc.communicate(data)
     except TimeoutError:
         _kill(proc)
         await proc.wait()

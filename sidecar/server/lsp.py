@@ -340,7 +340,8 @@ class SidecarLanguageServer(LanguageServer):
         token = f"sidecar-{uuid.uuid4().hex[:12]}"
         if supported:
             try:
-                await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
+                async with asyncio.timeout(5):
+                    await self.work_done_progress.create_async(token)
                 self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
             except Exception:  # the client declined or did not answer: work goes on without progress
                 supported = False

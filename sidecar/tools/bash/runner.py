@@ -387,7 +387,8 @@ async def run(
     """Wait for ``running`` to end (streaming its tail to ``progress``); kill its group on timeout/cancel."""
     ticker = asyncio.create_task(_stream(running, progress)) if progress is not None else None
     try:
-        await asyncio.wait_for(running.wait(), timeout=timeout_ms / 1000)
+        async with asyncio.timeout(timeout_ms / 1000):
+            await running.wait()
     except TimeoutError:
         running.timed_out = True
         await running.kill(grace)

@@ -388,7 +388,8 @@ class ManagedServer:
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             raise ServerDied(str(exc)) from exc
         try:
-            return await asyncio.wait_for(future, time_limit)
+            async with asyncio.timeout(time_limit):
+                return await future
         except TimeoutError:
             raise ToolError(f"The {self.spec.language} language server did not answer {method} within "
                             f"{time_limit:.0f} s. Try again shortly (it may still be indexing), "
