@@ -9,6 +9,7 @@ import { md } from './markdown';
 import { MessageActions, truncateTranscript } from './messageActions';
 import { errorView, type ErrorView, type ModelRetry, RetryLine, sentPrompt, turnEndOf, type TurnEndView, turnEndView } from './replay';
 import { ScrollFollower } from './scroll';
+import { tokenSize } from './summary';
 import type { SessionConfigOption } from '../shared/configOptions';
 
 interface VsCodeApi {
@@ -221,7 +222,7 @@ function usage(u: Update): void {
   const used = typeof u.used === 'number' ? u.used : undefined;
   const size = typeof u.size === 'number' ? u.size : undefined;
   if (used === undefined) return;
-  usageEl.textContent = size ? `${Math.round((used / size) * 100)}% of ${Math.round(size / 1000)}k` : `${numbers.format(used)} tokens`;
+  usageEl.textContent = size ? `${Math.round((used / size) * 100)}% of ${tokenSize(size)}` : `${numbers.format(used)} tokens`;
   usageEl.title = size ? `Context: ${numbers.format(used)} of ${numbers.format(size)} tokens used` : `Context: ${numbers.format(used)} tokens`;
   usageEl.dataset.used = String(used);
   const bar = usageEl.parentElement?.querySelector('.usage-bar-fill') as HTMLElement | null;

@@ -360,3 +360,11 @@ export function userDecisionOf(s: ToolState): ToolState['decision'] {
 export function stripAgentLabel(title: string): string {
   return title.replace(/^\[[^\]]+\]\s*/, '');
 }
+
+// ------------------------------------------------------------------------------------------- usage
+/** A context window's size as the footer shows it: `200k`, `1M`, `1.5M` (never `1000k`). */
+export function tokenSize(tokens: number): string {
+  if (Math.round(tokens / 1000) >= 1000) return `${Number((tokens / 1_000_000).toFixed(1))}M`;
+  if (tokens >= 1000) return `${Math.round(tokens / 1000)}k`;
+  return String(tokens);
+}

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { fuzzyFilter, withFolders } from '../../src/fuzzy';
 import { atBottom, ScrollFollower } from '../../src/webview/scroll';
-import { capLines, compactDiff, diffStats, lineDiff, relativePath, shortPath, splitPath, type ToolState, toolSummary, userDecisionOf } from '../../src/webview/summary';
+import { capLines, compactDiff, diffStats, lineDiff, relativePath, shortPath, splitPath, type ToolState, tokenSize, toolSummary, userDecisionOf } from '../../src/webview/summary';
 
 const roots = ['/home/u/shop'];
 const card = (over: Partial<ToolState>): ToolState => ({ id: 't', title: '', kind: 'other', status: 'completed', rawInput: {}, content: [], ...over });
@@ -132,5 +132,15 @@ describe('@ completion matching', () => {
     const ms = performance.now() - t0;
     expect(r.length).toBe(30);
     console.log(`fuzzy @ on 100k files: ${ms.toFixed(1)} ms`);
+  });
+});
+
+describe('context size in the footer', () => {
+  it('reads as the model pages write it: 200k, 1M, never 1000k', () => {
+    expect(tokenSize(200_000)).toBe('200k');
+    expect(tokenSize(1_000_000)).toBe('1M');
+    expect(tokenSize(1_500_000)).toBe('1.5M');
+    expect(tokenSize(999_999)).toBe('1M');
+    expect(tokenSize(512)).toBe('512');
   });
 });
