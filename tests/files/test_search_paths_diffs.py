@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from sidecar.errors import ToolError
+from sidecar.tools.files.glob import rg_binary, split_walk
 from sidecar.workspace.diffs import apply_hunks, make_diff
 from sidecar.workspace.paths import resolve_path
 from tests.files.helpers import Agent
@@ -43,6 +46,36 @@ async def test_glob_gitignore_newest_first_and_cap(agent: Agent, ws: Path) -> No
     text, _, out = await agent.call("Glob", pattern="many/*.txt")
     assert len(text.split("\n")) == 101 and "showing the 100 most recently modified of 130 files" in text
     assert out.metadata["truncated"] is True
+
+
+async def test_glob_split_walk_lists_what_one_ripgrep_lists_in_its_order(agent: Agent, ws: Path) -> None:
+    """Glob walks big trees as two ripgreps (one per half of the top-level entries); the names, the count
+    and the order, ties included, are those of a single sorting ripgrep, whatever the folder names."""
+    (ws / ".gitignore").write_text("build/\n*.log\nnode_modules\n")
+    folders = ["a[1]", "b*c", "{x,y}", "sp ace", "back\\slash", "q?", "!bang", "#hash", "ünï", "plain",
+               ".hidden", "build", "node_modules"]
+    for n in folders:
+        for k, rel in enumerate([f"{n}/f{i}.py" for i in range(9)] + [f"{n}/sub/g.py", f"{n}/x.log"]):
+            p = ws / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("x")
+            os.utime(p, (1_000_000 + k % 3, 1_000_000 + k % 3))  # many equal mtimes in both halves
+    for k in range(4):
+        (ws / f"top{k}.py").write_text("t")
+        os.utime(ws / f"top{k}.py", (1_000_001, 1_000_001))
+    assert len(split_walk(ws)) == 2
+    for pattern in ["**/*.py", "**/*", "*.log", "**/sub/*", "b*/*", "*.nothing"]:
+        single = [rg_binary(), "--files", "--hidden", "--no-require-git", "--no-config", "--glob", "!.git",
+                  "--glob", pattern, "--sortr=modified", "--null"]
+        out_one = await asyncio.to_thread(subprocess.run, single, cwd=ws, capture_output=True, check=False)
+        one = out_one.stdout.decode().split("\0")[:-1]
+        text, err, out = await agent.call("Glob", pattern=pattern)
+        assert not err
+        expected = [str(ws / n) for n in one[:100]] or ["No files found"]
+        assert text.split("\n")[:100] == expected, pattern
+        assert out.metadata["count"] == len(one)
+    text, err, _ = await agent.call("Glob", pattern="{unclosed")
+    assert err and text.startswith("Glob failed:")
 
 
 async def test_grep_modes_and_flags(agent: Agent, ws: Path) -> None:

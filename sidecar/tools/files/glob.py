@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -111,18 +112,35 @@ async def rg_files(base: Path, pattern: str, cap: int,
                    denied: Callable[[Path], bool] | None = None) -> tuple[list[str], int]:
     """The ``cap`` newest files under ``base`` matching ``pattern``, and how many matched in all.
 
-    ripgrep sorts by modification time itself (``--sortr=modified``: one walk, the stats in Rust, no
-    per-file ``os.stat`` from Python); ties keep ripgrep's walk order. ``denied`` (Read deny rules)
+    ripgrep sorts by modification time itself (``--sortr=modified``: the stats in Rust, no per-file
+    ``os.stat`` from Python); ties keep ripgrep's walk order. A sorting ripgrep walks on one thread, so
+    when ``base`` has two or more folders the walk is split in two at a top-level entry (``split_walk``)
+    and two ripgreps run at once, each leaving out the other's top-level entries; their heads are merged
+    by mtime, the first half first on ties, which is the order one ripgrep gives (its walk is depth-first
+    in directory order, so the whole first half comes before the second). ``denied`` (Read deny rules)
     drops files from the names and from the count.
     """
     args = [rg_binary(), "--files", "--hidden", "--no-require-git", "--no-config", "--glob", "!.git",
-            "--glob", pattern, "--sortr=modified", "--null"]
-    proc = await asyncio.create_subprocess_exec(*args, cwd=base, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL)
-    out, err = await proc.communicate()
-    if proc.returncode not in (0, 1):
-        raise ToolError(f"Glob failed: {err.decode(errors='replace').strip()}. Check the pattern.")
+            "--glob", pattern]
+    halves = split_walk(base)
+    procs = [await asyncio.create_subprocess_exec(*args, *excluded, "--sortr=modified", "--null", cwd=base,
+                                                  stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                  stdin=asyncio.subprocess.DEVNULL)
+             for excluded in halves]
+    outs = await asyncio.gather(*(proc.communicate() for proc in procs))
+    for proc, (_, err) in zip(procs, outs, strict=True):
+        if proc.returncode not in (0, 1):
+            raise ToolError(f"Glob failed: {err.decode(errors='replace').strip()}. Check the pattern.")
     prefix = str(base).rstrip("/") + "/"
+    heads = [_head(out, prefix, cap, denied) for out, _ in outs]
+    total = sum(n for _, n in heads)
+    if len(heads) == 1:
+        return heads[0][0], total
+    return _merge_newest(heads[0][0], heads[1][0], cap), total
+
+
+def _head(out: bytes, prefix: str, cap: int, denied: Callable[[Path], bool] | None) -> tuple[list[str], int]:
+    """The first ``cap`` names of one ripgrep's NUL-separated output (absolute), and how many it listed."""
     if denied is not None:
         names = [prefix + n.decode("utf-8", errors="surrogateescape").removeprefix("./")
                  for n in out.split(b"\0") if n]
@@ -138,6 +156,72 @@ async def rg_files(base: Path, pattern: str, cap: int,
         head.append(out[pos:nul])
         pos = nul + 1
     return [prefix + n.decode("utf-8", errors="surrogateescape").removeprefix("./") for n in head], total
+
+
+def _merge_newest(first: list[str], second: list[str], cap: int) -> list[str]:
+    """Merge two newest-first lists into the ``cap`` newest; on equal mtimes ``first`` goes first, and a
+    file that cannot be stat'ed now goes after every one that can (ripgrep's rule). Only the names the
+    merge compares are stat'ed (at most ``cap`` + 2)."""
+    def key(path: str) -> tuple[int, int]:
+        try:
+            return 0, -os.stat(path).st_mtime_ns
+        except OSError:
+            return 1, 0
+
+    merged: list[str] = []
+    i = j = 0
+    ki = key(first[0]) if first else None
+    kj = key(second[0]) if second else None
+    while len(merged) < cap and (ki is not None or kj is not None):
+        if kj is None or (ki is not None and ki <= kj):
+            merged.append(first[i])
+            i += 1
+            ki = key(first[i]) if i < len(first) else None
+        else:
+            merged.append(second[j])
+            j += 1
+            kj = key(second[j]) if j < len(second) else None
+    return merged
+
+
+_SPLIT_MAX_ENTRIES = 512
+_GLOB_ESCAPE = str.maketrans({c: "\\" + c for c in "\\*?[]{}"})
+
+
+def split_walk(base: Path) -> list[list[str]]:
+    """ripgrep arguments for the two halves of a walk of ``base``, or ``[[]]`` for one walk.
+
+    The top-level entries in directory order (the order ripgrep's walk visits them) are cut before the
+    middle folder; each half gets ``--glob !/NAME`` for every entry of the other half. One walk when
+    there are fewer than two folders (nothing to share), more than ``_SPLIT_MAX_ENTRIES`` entries (the
+    exclusion globs would cost more than they save), or a name a glob cannot spell exactly (not
+    printable or not UTF-8, or trailing white space, which ignore-file syntax trims).
+    """
+    try:
+        with os.scandir(base) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+    except OSError:
+        return [[]]
+    if len(entries) > _SPLIT_MAX_ENTRIES:
+        return [[]]
+    folders = [i for i, (name, is_dir) in enumerate(entries) if is_dir and name != ".git"]
+    if len(folders) < 2:
+        return [[]]
+    globs: list[str] = []
+    for name, _ in entries:
+        if not name.isprintable() or name != name.rstrip() or not _utf8(name):
+            return [[]]
+        globs.append("!/" + name.translate(_GLOB_ESCAPE))
+    cut = folders[len(folders) // 2]
+    return [[a for g in globs[cut:] for a in ("--glob", g)], [a for g in globs[:cut] for a in ("--glob", g)]]
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def newest_first(paths: list[str], mtimes: list[int], cap: int) -> list[str]:
