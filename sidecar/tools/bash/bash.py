@@ -25,7 +25,7 @@ from sidecar.shell.rules import suggest_rule
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.bash import runner, sandbox, terminal
 from sidecar.tools.bash.check_command import bash_request
-from sidecar.tools.bash.shells import shells_of
+from sidecar.tools.bash.shells import ShellManager, shells_of
 from sidecar.tools.context import ToolContext
 from sidecar.workspace.gitenv import repo_programs
 
@@ -283,34 +283,7 @@ class Bash(Tool[BashInput]):
             )
         timeout_ms = inp.timeout or runner.DEFAULT_TIMEOUT_MS
         await runner.run(running, timeout_ms, ctx.progress)
-        cwd_note = shells.update_cwd(running)
-        rendered = runner.render(running.output_path, total=running.pump.total)
-        status = status_line(running, timeout_ms)
-        parts = [rendered.text.rstrip("\n") if rendered.text else "(no output)", status]
-        if cwd_note:
-            parts.append(cwd_note)
-        parts += notes
-        failed = running.timed_out or running.killed or (running.exit_code or 0) != 0
-        if not rendered.truncated:
-            _remove_quietly(running.output_path)
-        _remove_quietly(running.cwd_path)
-        return ToolOutput.text(
-            "\n".join(parts),
-            is_error=failed,
-            bound_output=False,
-            metadata={
-                "subject": inp.command,
-                "exit_code": running.exit_code,
-                "timed_out": running.timed_out,
-                "killed": running.killed,
-                "duration_ms": int(running.duration * 1000),
-                "truncated": rendered.truncated,
-                "output_bytes": rendered.size,
-                "output_path": str(rendered.saved_path) if rendered.saved_path else None,
-                "sandboxed": policy is not None,
-            },
-        )
-
+        return ended_output(inp, running, shells, timeout_ms, notes, sandboxed=policy is not None)
 
     async def _run_in_client_terminal(self, inp: BashInput, ctx: ToolContext,
                                       policy: sandbox.SandboxPolicy | None, notes: list[str]) -> ToolOutput:
@@ -318,46 +291,12 @@ class Bash(Tool[BashInput]):
         timeout_ms = inp.timeout or runner.DEFAULT_TIMEOUT_MS
         done = await terminal.run(ctx.session.client, shells, inp.command, ctx.tool_call_id, policy,
                                   timeout_ms, ctx.show)
-        cwd_note = shells.update_cwd(done)
-        rendered = runner.render(done.output_path, total=done.total, lost_middle=done.lost_middle)
-        status = status_line(done, timeout_ms)
-        parts = [rendered.text.rstrip("\n") if rendered.text else "(no output)", status]
-        if cwd_note:
-            parts.append(cwd_note)
-        parts += notes
-        failed = done.timed_out or done.killed or done.exit_code != 0
-        if not rendered.truncated:
-            _remove_quietly(done.output_path)
-        if done.cwd_path is not None:
-            _remove_quietly(done.cwd_path)
-        # The editor shows the output in its terminal; the card adds how it ended, not the output again.
-        shown = "\n".join([status, *([cwd_note] if cwd_note else []), *notes])
-        return ToolOutput.text(
-            "\n".join(parts),
-            is_error=failed,
-            bound_output=False,
-            # The output rides along for the session log: a replay has no terminal (SessionLog.update).
-            editor_content=[{"type": "terminal", "terminalId": done.terminal_id,
-                             "_meta": {"sidecar": {"output": rendered.text.rstrip("\n") or "(no output)"}}},
-                            {"type": "content", "content": {"type": "text", "text": shown}}],
-            metadata={
-                "subject": inp.command,
-                "exit_code": done.exit_code,
-                "signal": done.signal,
-                "timed_out": done.timed_out,
-                "killed": done.killed,
-                "duration_ms": int(done.duration * 1000),
-                "truncated": rendered.truncated,
-                "output_bytes": rendered.size,
-                "output_path": str(rendered.saved_path) if rendered.saved_path else None,
-                "sandboxed": policy is not None,
-                "terminal_id": done.terminal_id,
-            },
-        )
+        return ended_output(inp, done, shells, timeout_ms, notes, sandboxed=policy is not None)
 
 
 class Ended(Protocol):
-    """How a command ended, local (``runner.RunningCommand``) or in the client's terminal."""
+    """How a command ended and where its output is: local (``runner.RunningCommand``) or in the client's
+    terminal (``terminal.TerminalRun``)."""
 
     timed_out: bool
     killed: bool
@@ -365,6 +304,58 @@ class Ended(Protocol):
 
     @property
     def duration(self) -> float: ...
+
+    @property
+    def output_path(self) -> Path: ...
+
+    @property
+    def cwd_path(self) -> Path | None: ...
+
+    @property
+    def total(self) -> int: ...
+
+    def final_cwd(self) -> Path | None: ...
+
+
+def ended_output(inp: BashInput, ended: Ended, shells: ShellManager, timeout_ms: int, notes: list[str], *,
+                 sandboxed: bool) -> ToolOutput:
+    """The result of a foreground command that has ended: its output bounded (head, marker, tail), the
+    status line, the cwd note, the notes; its files removed unless the result names the output file.
+    A command run in the client's terminal adds its signal and terminal id, and the card embeds the
+    terminal (the output rides along for a replay, which has no terminal: ``SessionLog.update``)."""
+    cwd_note = shells.update_cwd(ended)
+    in_terminal = ended if isinstance(ended, terminal.TerminalRun) else None
+    rendered = runner.render(ended.output_path, total=ended.total,
+                             lost_middle=in_terminal is not None and in_terminal.lost_middle)
+    status = status_line(ended, timeout_ms)
+    after = [status, *([cwd_note] if cwd_note else []), *notes]
+    output = rendered.text.rstrip("\n") if rendered.text else "(no output)"
+    failed = ended.timed_out or ended.killed or ended.exit_code != 0
+    if not rendered.truncated:
+        _remove_quietly(ended.output_path)
+    if ended.cwd_path is not None:
+        _remove_quietly(ended.cwd_path)
+    metadata: dict[str, Any] = {"subject": inp.command, "exit_code": ended.exit_code}
+    if in_terminal is not None:
+        metadata["signal"] = in_terminal.signal
+    metadata |= {
+        "timed_out": ended.timed_out,
+        "killed": ended.killed,
+        "duration_ms": int(ended.duration * 1000),
+        "truncated": rendered.truncated,
+        "output_bytes": rendered.size,
+        "output_path": str(rendered.saved_path) if rendered.saved_path else None,
+        "sandboxed": sandboxed,
+    }
+    editor_content: list[dict[str, Any]] = []
+    if in_terminal is not None:
+        metadata["terminal_id"] = in_terminal.terminal_id
+        # The editor shows the output in its terminal; the card adds how it ended, not the output again.
+        editor_content = [{"type": "terminal", "terminalId": in_terminal.terminal_id,
+                           "_meta": {"sidecar": {"output": rendered.text.rstrip("\n") or "(no output)"}}},
+                          {"type": "content", "content": {"type": "text", "text": "\n".join(after)}}]
+    return ToolOutput.text("\n".join([output, *after]), is_error=failed, bound_output=False,
+                           editor_content=editor_content, metadata=metadata)
 
 
 def question_content(command: str, description: str | None) -> list[dict[str, Any]]:

@@ -242,6 +242,11 @@ class RunningCommand:
         return self.proc.pid
 
     @property
+    def total(self) -> int:
+        """Bytes the command printed (ANSI stripped), the omitted middle of a long output included."""
+        return self.pump.total
+
+    @property
     def running(self) -> bool:
         return self.proc.returncode is None
 
