@@ -55,9 +55,14 @@ class SessionStore:
 
     def append(self, session_id: str, event: dict[str, Any]) -> None:
         line = redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n"
+        path = self.path(session_id)
         with self._lock:
-            self.root.mkdir(parents=True, exist_ok=True)
-            with self.path(session_id).open("a", encoding="utf-8") as f:
+            try:  # the folder exists after the first write: no mkdir (a system call) per event
+                f = open(path, "a", encoding="utf-8")  # closed below
+            except FileNotFoundError:
+                self.root.mkdir(parents=True, exist_ok=True)
+                f = open(path, "a", encoding="utf-8")
+            with f:
                 f.write(line)
 
     def tool_output_dir(self, session_id: str) -> Path:

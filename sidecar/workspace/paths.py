@@ -132,8 +132,9 @@ def _decode(raw: str) -> str:
 
 
 def _refuse_special_name(path: str, raw: str, field: str) -> None:
-    if _FD_DIR_RE.match(path) or path in _STD_STREAMS or re.match(r"^/proc/[^/]+/(mem|kcore|kmsg)$", path) \
-            or path in ("/proc/kcore", "/proc/kmsg"):
+    # The /proc pattern is compiled on first use (by ``re``'s cache), so only for a /proc path.
+    if _FD_DIR_RE.match(path) or path in _STD_STREAMS or path in ("/proc/kcore", "/proc/kmsg") or (
+            path.startswith("/proc/") and re.match(r"^/proc/[^/]+/(mem|kcore|kmsg)$", path)):
         raise ToolError(f"{raw} is a stream or process file descriptor, not a regular file; it cannot be "
                         f"read or written by this tool. Use a regular file path in {field}.")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,18 @@ async def test_session_list_and_load_over_acp_survive_damaged_files(
         await harness.process.close()
     stderr = (tmp_path / "sidecar-acp.stderr").read_text(errors="replace")
     assert "line 4 skipped" in stderr
+
+
+def test_append_makes_the_store_folder_again_when_it_was_removed(tmp_path: Path) -> None:
+    """The folder is made on the first write (not checked on every write after): a folder removed while
+    the sidecar runs is made again by the next write, and nothing is lost from that write on."""
+    root = tmp_path / "deep" / "sessions"
+    store = SessionStore(root)
+    store.append("sess_a", {"type": "title", "title": "one"})
+    shutil.rmtree(tmp_path / "deep")
+    store.append("sess_a", {"type": "title", "title": "two"})
+    store.append("sess_a", {"type": "title", "title": "three"})
+    lines = (root / "sess_a.jsonl").read_text().splitlines()
+    assert [json.loads(line)["title"] for line in lines] == ["two", "three"]
+    with pytest.raises(ValueError):
+        store.append("../x", {"type": "title", "title": "bad id"})

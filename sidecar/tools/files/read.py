@@ -12,7 +12,6 @@ import bisect
 import io
 import json
 import os
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,15 @@ from sidecar.tools.files.common import (
     start_watching,
 )
 from sidecar.workspace.buffers import buffers_for
-from sidecar.workspace.ledger import SAMPLE, STREAM_THRESHOLD, Fingerprint, LedgerEntry, client_fingerprint, digest
+from sidecar.workspace.ledger import (
+    SAMPLE,
+    STREAM_THRESHOLD,
+    Fingerprint,
+    LedgerEntry,
+    client_fingerprint,
+    digest,
+    digest_parts,
+)
 from sidecar.workspace.textfile import BinaryFileError, Encoding, decode, sniff_binary
 
 DEFAULT_LIMIT = 2000
@@ -170,8 +177,12 @@ def _numbered(first: int, lines: list[str]) -> str | None:
         return ""
     if max(map(len, lines)) > MAX_LINE_CHARS or "\r" in "".join(lines):
         return None
-    return ("%6d\t%s\n" * len(lines)
-            % tuple(chain.from_iterable(zip(range(first, first + len(lines)), lines, strict=True))))[:-1]
+    n = len(lines)
+    # The numbers in one formatting pass, then one join of [number, tab, line, newline] * n.
+    parts = ["", "\t", "", "\n"] * n
+    parts[0::4] = ("%6d\n" * n % tuple(range(first, first + n))).split("\n")[:n]
+    parts[2::4] = lines
+    return "".join(parts)[:-1]
 
 
 def _format_line(n: int, line: str) -> str:
@@ -350,7 +361,7 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     first = -len(everything)  # numbered from the end: -1 is the last line
     lines = everything[:limit]
     picked = b"\n".join(lines)
-    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(head + tail + picked), False)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest_parts((head, tail, picked)), False)
     ledger_of(ctx).record_read(path, fp, key)
     texts = picked.decode("utf-8", errors="replace").split("\n")  # one decode for the whole range
     if len(texts) != len(lines):  # a cut multi-byte char cannot add "\n"; be safe anyway
@@ -396,7 +407,8 @@ def _tail_lines(fd: int, size: int, count: int) -> tuple[list[bytes], bool]:
         blocks.append(block)
         held += len(block)
         newlines += block.count(b"\n")
-    parts = b"".join(reversed(blocks)).split(b"\n")
+    # Split from the end, at most ``need`` times: the lines before the last ``need`` stay one piece.
+    parts = b"".join(reversed(blocks)).rsplit(b"\n", need)
     if parts and parts[-1] == b"":
         parts.pop()
     if pos > 0:
