@@ -48,7 +48,8 @@ async def test_glob_gitignore_newest_first_and_cap(agent: Agent, ws: Path) -> No
     assert out.metadata["truncated"] is True
 
 
-async def test_glob_split_walk_lists_what_one_ripgrep_lists_in_its_order(agent: Agent, ws: Path) -> None:
+async def test_glob_split_walk_lists_what_one_ripgrep_lists_in_its_order(agent: Agent, ws: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Glob walks big trees as two ripgreps (one per half of the top-level entries); the names, the count
     and the order, ties included, are those of a single sorting ripgrep, whatever the folder names."""
     (ws / ".gitignore").write_text("build/\n*.log\nnode_modules\n")
@@ -64,6 +65,7 @@ async def test_glob_split_walk_lists_what_one_ripgrep_lists_in_its_order(agent: 
         (ws / f"top{k}.py").write_text("t")
         os.utime(ws / f"top{k}.py", (1_000_001, 1_000_001))
     assert len(split_walk(ws)) == 2
+    monkeypatch.setattr("sidecar.tools.files.glob.spare_core", lambda: True)  # split even on a busy machine
     for pattern in ["**/*.py", "**/*", "*.log", "**/sub/*", "b*/*", "*.nothing"]:
         single = [rg_binary(), "--files", "--hidden", "--no-require-git", "--no-config", "--glob", "!.git",
                   "--glob", pattern, "--sortr=modified", "--null"]
