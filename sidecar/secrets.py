@@ -10,11 +10,14 @@ read neither ``/proc/<pid>/environ`` nor ``/proc/<pid>/mem`` of it. See README "
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
+import re
 import sys
 from collections.abc import Mapping
+from typing import BinaryIO
 
 SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _extra_secrets: set[str] = set()
@@ -58,20 +61,66 @@ def redact_bytes(data: bytes) -> bytes:
 
 
 def redact_file(path: str | os.PathLike[str]) -> bool:
-    """Rewrite a saved output file without any secret in it; True when something was replaced."""
-    if not secret_values():
+    """Rewrite a saved output file without any secret in it; True when something was replaced.
+
+    The file is read in ``_FILE_PIECE`` pieces, so a large one (a Bash output keeps up to 80 MiB) costs no
+    more memory than a piece: first a scan, which is all a file without a secret needs; only when one is
+    found, a rewrite through a temporary file beside it."""
+    values = [v.encode() for v in secret_values()]
+    if not values:
         return False
+    keep = max(len(v) for v in values) - 1  # a secret cut by a piece's end is whole in the next scan
+    temp = f"{os.fspath(path)}.redacting"
     try:
         with open(path, "rb") as f:
-            data = f.read()
-        cleaned = redact_bytes(data)
-        if cleaned == data:
-            return False
-        with open(path, "wb") as f:
-            f.write(cleaned)
+            if not _holds_secret(f, values, keep):
+                return False
+            f.seek(0)
+            with open(temp, "wb") as out:
+                _redact_stream(f, out, values, keep)
+        os.replace(temp, path)
     except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
         return False
     return True
+
+
+_FILE_PIECE = 1 << 20
+
+
+def _holds_secret(f: BinaryIO, values: list[bytes], keep: int) -> bool:
+    tail = b""
+    while piece := f.read(_FILE_PIECE):
+        data = tail + piece
+        if any(v in data for v in values):
+            return True
+        tail = data[-keep:] if keep else b""
+    return False
+
+
+def _redact_stream(f: BinaryIO, out: BinaryIO, values: list[bytes], keep: int) -> None:
+    """``f`` to ``out`` with every secret replaced (the longest first where two overlap)."""
+    pattern = re.compile(b"|".join(re.escape(v) for v in values))  # ``values`` are sorted longest first
+    pending = b""
+    while True:
+        piece = f.read(_FILE_PIECE)
+        data = pending + piece
+        # A match starting before ``safe`` ends inside ``data``; one starting at or after it may be cut
+        # by the piece's end, so that part waits for the next piece (all of it at the end of the file).
+        safe = len(data) - keep if piece else len(data)
+        done = 0
+        for match in pattern.finditer(data):
+            if match.start() >= safe:
+                break
+            out.write(data[done : match.start()])
+            out.write(REDACTED.encode())
+            done = match.end()
+        cut = max(done, safe)
+        out.write(data[done:cut])
+        pending = data[cut:]
+        if not piece:
+            return
 
 
 def scrubbed_env(base: Mapping[str, str] | None = None, extra_secret_names: tuple[str, ...] = ()) -> dict[str, str]:

@@ -166,6 +166,43 @@ async def test_one_gigabyte_of_output(session: Session) -> None:
     assert len(text) < 31_000
 
 
+async def test_saved_output_holds_no_secret(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The saved file is redacted piece by piece: one key straddles the first 1 MiB piece's end.
+    key = "sk-ant-saved-output-key-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    command = f"head -c {(1 << 20) - 10} /dev/zero | tr '\\0' x; echo {key}; seq 1 20000; echo {key}"
+    text, err = await run_bash(session, command)
+    assert not err, text[-2000:]
+    saved = Path(text.split("The whole output is saved at ")[1].split(";")[0])
+    data = await asyncio.to_thread(saved.read_bytes)
+    assert key.encode() not in data
+    assert data.count(b"[REDACTED]") == 2
+    assert data.startswith(b"x" * ((1 << 20) - 10) + b"[REDACTED]\n1\n2\n")
+    assert data.endswith(b"\n20000\n[REDACTED]\n")
+
+
+def test_redact_file_matches_redact_bytes_at_every_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from sidecar import secrets
+
+    keys = ["KEY-0123456789", "KEY-0123456789-LONGER", "other-secret"]
+    monkeypatch.setattr(secrets, "secret_values", lambda: sorted(keys, key=len, reverse=True))
+    monkeypatch.setattr(secrets, "_FILE_PIECE", 16)  # every secret cut by some piece's end
+    rng = random.Random(7)
+    path = tmp_path / "out.txt"
+    for _ in range(300):
+        words = [rng.choice([*keys, "KEY-0123", "other", "x" * rng.randint(0, 40), "\n"]) for _ in range(20)]
+        data = "".join(words).encode()
+        path.write_bytes(data)
+        inode = path.stat().st_ino
+        assert secrets.redact_file(path) == (secrets.redact_bytes(data) != data)
+        assert path.read_bytes() == secrets.redact_bytes(data)
+        if secrets.redact_bytes(data) == data:
+            assert path.stat().st_ino == inode  # a file without a secret is only read
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
 async def test_progress_streams_while_running(session: Session) -> None:
     progress: list[str] = []
     await run_bash(session, "echo first; sleep 1; echo second", progress=progress)
@@ -236,13 +273,18 @@ async def test_timeout_out_of_range_refused(session: Session) -> None:
         await Bash().validate(BashInput(command="ls", timeout=700000), make_ctx(session))
 
 
-def _pump_bytes(pieces: list[bytes], cap: int | None, tail_cap: int, tmp_path: Path) -> tuple[bytes, int]:
-    """What ``OutputPump`` saves for ``pieces`` written one by one into its pipe."""
+def _pump_bytes(
+    pieces: list[bytes], cap: int | None, tail_cap: int, tmp_path: Path, pipe: int = 0
+) -> tuple[bytes, int]:
+    """What ``OutputPump`` saves for ``pieces`` written one by one into its pipe (of ``pipe`` bytes)."""
+    import fcntl
     import threading
 
     from sidecar.tools.bash import runner
 
     read_fd, write_fd = os.pipe()
+    if pipe:
+        fcntl.fcntl(write_fd, 1031, pipe)  # F_SETPIPE_SZ, as runner.start does: the pump naps after small reads
     path = tmp_path / "out.txt"
     pump = runner.OutputPump(read_fd, path, cap, tail_cap=tail_cap)
     pump.start()
@@ -259,8 +301,9 @@ def _pump_bytes(pieces: list[bytes], cap: int | None, tail_cap: int, tmp_path: P
     return path.read_bytes(), pump.total
 
 
+@pytest.mark.parametrize("pipe", [0, 1 << 20])
 @pytest.mark.parametrize("cap", [None, 3_000_000, 500_000, 0])
-def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: int | None) -> None:
+def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: int | None, pipe: int) -> None:
     import random
 
     rng = random.Random(4)
@@ -278,7 +321,7 @@ def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: i
             plain.append(f"red {i} ok\n".encode() * (text.count(b"\n")))
     whole = b"".join(plain)
     tail_cap = 1_500_000
-    saved, total = _pump_bytes(pieces, cap, tail_cap, tmp_path)
+    saved, total = _pump_bytes(pieces, cap, tail_cap, tmp_path, pipe)
     assert total == len(whole)
     if cap is None or len(whole) <= cap + tail_cap:
         assert saved == whole

@@ -199,7 +199,10 @@ class OutputPump(threading.Thread):
                         self._to_ring(rest)
                         self._ring_total += len(rest)
                 self._flush_ring(out)
-            redact_file(self.path)  # the saved output is redacted like everything else
+            # The saved output is redacted like everything else; when it is whole, its size is the total
+            # (a key's place is shorter now: else the result would say the middle was dropped).
+            if redact_file(self.path) and not self.omitted:
+                self.total = self.path.stat().st_size
         finally:
             os.close(self.fd)
             self.done.set()
