@@ -19,6 +19,7 @@ from typing import Any
 from sidecar.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, ClientGone, RpcError
 from sidecar.server import jsonrpc
 from sidecar.server.core import SessionCore
+from sidecar.server.outbox import Outbox
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ class AcpStdioChannel:
     def __init__(self, writer: Any) -> None:
         self.client_capabilities: dict[str, Any] = {}
         self._writer = writer
+        # What one loop iteration sends goes out as one write (a session/load replay: thousands of updates).
+        self._outbox = Outbox(writer.write)
         self._write_lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
@@ -40,8 +43,11 @@ class AcpStdioChannel:
     async def send(self, message: dict[str, Any]) -> None:
         data = jsonrpc.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         async with self._write_lock:
-            self._writer.write(data)
-            await self._writer.drain()
+            self._outbox.write(data)
+            await self._writer.drain()  # flow control: waits while the pipe is full (after a flush)
+
+    def flush(self) -> None:
+        self._outbox.close()
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -141,6 +147,7 @@ class AcpServer:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+            channel.flush()
 
     async def _on_line(self, line: bytes, channel: AcpStdioChannel) -> None:
         try:
@@ -225,9 +232,10 @@ class BlockingWriter:
 
     def write(self, data: bytes) -> None:
         self._stream.write(data)
+        self._stream.flush()  # a regular file: never waits for a reader
 
     async def drain(self) -> None:
-        await asyncio.to_thread(self._stream.flush)
+        return
 
 
 def _feed_from_thread(reader: asyncio.StreamReader, stream: Any, loop: asyncio.AbstractEventLoop) -> None:

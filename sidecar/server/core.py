@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -146,6 +147,33 @@ class _AcpSchema:
 
 
 acp = _AcpSchema()
+
+
+@dataclass(frozen=True)
+class _SessionParams:
+    cwd: str
+    session_id: str | None = None
+
+
+def parse_session_params(params: dict[str, Any], *, load: bool) -> Any:
+    """``session/new`` or ``session/load`` params (``.cwd``, ``.session_id``). What editors send (strings,
+    no MCP servers, string directories) is read here; anything else goes through ACP's schema, with its
+    messages. The first session of a fresh process then never waits for that schema's import (~0.5 s, under
+    way in the warm-up thread): a window reload reopens its session at once."""
+    dirs = params.get("additionalDirectories")
+    meta = params.get("_meta")
+    plain = (isinstance(params.get("cwd"), str) and (not load or isinstance(params.get("sessionId"), str))
+             and params.get("mcpServers") == []
+             and (dirs is None or (isinstance(dirs, list) and all(isinstance(d, str) for d in dirs)))
+             and (meta is None or isinstance(meta, dict))
+             and not _SCHEMA_FIELD_NAMES.intersection(params))
+    if plain:
+        return _SessionParams(cwd=params["cwd"], session_id=params["sessionId"] if load else None)
+    return parse(acp.LoadSessionRequest if load else acp.NewSessionRequest, params)
+
+
+# The schema's own field names, which it takes too (populate_by_name): such params go through the schema.
+_SCHEMA_FIELD_NAMES = frozenset({"session_id", "mcp_servers", "additional_directories", "field_meta"})
 
 
 def parse(model: type[BaseModel], params: dict[str, Any]) -> Any:
@@ -285,7 +313,7 @@ class SessionCore:
                 log.exception("session start hook failed")
 
     async def new_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.NewSessionRequest, params)
+        req = parse_session_params(params, load=False)
         cwd = Path(req.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd}")
@@ -299,7 +327,7 @@ class SessionCore:
                 "configOptions": self._config_options(session)}
 
     async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.LoadSessionRequest, params)
+        req = parse_session_params(params, load=True)
         saved = self.store.load(req.session_id)
         if saved is None:
             raise RpcError(RESOURCE_NOT_FOUND, f"No saved session {req.session_id}")
@@ -470,23 +498,43 @@ class SessionCore:
 
 
 # Heavy modules of the first turn, imported in the background after initialize (docs/performance.md).
-# The last five are what the SDK imports lazily on its first request (measured with -X importtime);
-# a name missing in another SDK version is skipped.
-# In the order they are needed: ACP's schema by session/new (imported before the SDK's ~3,000 modules, its
-# pydantic docstring extraction walks fewer of them), then the SDK and what its first request loads.
+# In the order they are needed: first the tools' modules (``builtin_tools`` imports them for every
+# session's registry), so that a session opened while the SDK is still importing waits for no import
+# lock the warm-up holds (a replay needs no SDK); then ACP's schema (session/prompt parses with it;
+# session/new and session/load only for unusual params), before the SDK's ~3,000 modules because its
+# pydantic docstring extraction walks fewer of them; then the SDK and what its first request loads (the
+# last five names: measured with -X importtime); a name missing in another SDK version is skipped.
 FIRST_TURN_MODULES = ("acp.schema", "anthropic", "anthropic.types", "httpx", "httpcore2", "opentelemetry.propagate",
                       "anyio._core._sockets", "anyio._core._streams", "concurrent.futures.thread",
-                      "sidecar.shell.classify", "sidecar.tools.builtin")
+                      "sidecar.shell.classify")
+# The GIL's switch interval while the warm-up runs. A request handled meanwhile (a session's replay)
+# gives the GIL up at each system call (a file read, a write to the client, a stat of an import) and,
+# at the default 5 ms, waits that long for the importing thread to hand it back, each time.
+WARM_UP_SWITCH_INTERVAL = 0.0005
 
 
 def import_first_turn_modules(model: ModelClient) -> None:
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
+    try:
+        _warm_up(model)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _warm_up(model: ModelClient) -> None:
+    tools: list[Any] = []
+    try:
+        tools = builtin_tools()  # imports every tool's module
+    except Exception:
+        log.debug("warm-up of the tools failed", exc_info=True)
     for name in FIRST_TURN_MODULES:
         try:
             importlib.import_module(name)
         except Exception:  # a missing optional module is the first turn's problem, reported there
             log.debug("warm-up import of %s failed", name, exc_info=True)
     try:  # the tools' JSON schemas, built once per input class: ~0.2 s of the first request otherwise
-        for tool in builtin_tools():
+        for tool in tools:
             tool.api_definition()
     except Exception:
         log.debug("warm-up of the tool schemas failed", exc_info=True)

@@ -30,6 +30,7 @@ from pygls.protocol.language_server import LanguageServerProtocol
 from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, RpcError
 from sidecar.server import jsonrpc
 from sidecar.server.core import SessionCore
+from sidecar.server.outbox import Outbox
 from sidecar.workspace.buffers import OpenBuffers
 
 log = logging.getLogger(__name__)
@@ -208,7 +209,10 @@ class LspChannel:
         return result
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.server.protocol.notify(method, self._typed(method, params))
+        if method in types.METHOD_TO_TYPES:
+            self.server.protocol.notify(method, self._typed(method, params))
+        else:  # ours (session/update …): plain JSON already, no trip through pygls' converter (~2.5x the cost)
+            self.server.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         msg_id = f"sidecar-{uuid.uuid4().hex[:12]}"
@@ -286,7 +290,9 @@ class SidecarLanguageServer(LanguageServer):
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """pygls' stdio server with our framing (``FrameReader``) and message checks (``receive``)."""
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        # What one loop iteration sends goes out as one write (a session/load replay: thousands of updates).
+        outbox = Outbox(StdoutWriter(stdout or sys.stdout.buffer).write)
+        self.protocol.set_writer(outbox)
         reader = FrameReader(stdin or sys.stdin.buffer, self.thread_pool)
         try:
             asyncio.run(self._read_frames(reader))
@@ -295,6 +301,7 @@ class SidecarLanguageServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
+            outbox.close()
             self.shutdown()  # type: ignore[no-untyped-call]
 
     async def _read_frames(self, reader: FrameReader) -> None:
