@@ -157,14 +157,19 @@ class SettingsLoader:
         # Allow rules the user granted in this workspace (they apply even when it is not trusted).
         self.granted = granted
         self._cache: dict[Path, tuple[tuple[int, int], SettingsSource]] = {}
+        # The workspace's two settings paths, built once per ``cwd`` (loaded on every tool call, ~3 times).
+        self._paths_of: tuple[Path, Path, Path] | None = None
 
     def load(self) -> Settings:
+        if self._paths_of is None or self._paths_of[0] is not self.cwd:
+            self._paths_of = (self.cwd, local_settings_path(self.cwd), project_settings_path(self.cwd))
+        _, local, project = self._paths_of
         sources = [
             self._file("managed", managed_settings_path()),
             SettingsSource("client", None,
                            self.client_settings if isinstance(self.client_settings, dict) else {}),
-            self._file("local", local_settings_path(self.cwd)),
-            self._file("project", project_settings_path(self.cwd)),
+            self._file("local", local),
+            self._file("project", project),
             self._file("user", user_settings_path()),
         ]
         if self.trusted is not None and not self.trusted():

@@ -169,20 +169,22 @@ def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int) -> ToolOutp
         metadata={"unchanged": True, "range": [start, end]})
 
 
-def _numbered(first: int, lines: list[str]) -> str | None:
+def _numbered(first: int, lines: list[str], checked: bool = False, end: str = "") -> str | None:
     """``lines`` numbered from ``first`` as ``_format_line`` would, in one C-level formatting pass (the
     per-line f-string cost ~0.6 µs a line, most of a 2,000-line Read); None when a line holds a CR or is
-    too long, which ``_format_line`` must handle."""
+    too long, which ``_format_line`` must handle (``checked``: the caller knows there is none). ``end`` is
+    appended in the same join (a note after the lines: no second copy of the text)."""
     if not lines:
-        return ""
-    if max(map(len, lines)) > MAX_LINE_CHARS or "\r" in "".join(lines):
+        return end
+    if not checked and (max(map(len, lines)) > MAX_LINE_CHARS or "\r" in "".join(lines)):
         return None
     n = len(lines)
     # The numbers in one formatting pass, then one join of [number, tab, line, newline] * n.
     parts = ["", "\t", "", "\n"] * n
     parts[0::4] = ("%6d\n" * n % tuple(range(first, first + n))).split("\n")[:n]
     parts[2::4] = lines
-    return "".join(parts)[:-1]
+    parts[-1] = end  # no newline after the last line
+    return "".join(parts)
 
 
 def _format_line(n: int, line: str) -> str:
@@ -366,12 +368,6 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     texts = picked.decode("utf-8", errors="replace").split("\n")  # one decode for the whole range
     if len(texts) != len(lines):  # a cut multi-byte char cannot add "\n"; be safe anyway
         texts = [raw.decode("utf-8", errors="replace") for raw in lines]
-    body = None
-    if b"\r" not in picked and max(map(len, lines), default=0) <= MAX_LINE_CHARS:
-        body = _numbered(first, texts)
-    if body is None:
-        body = "\n".join(_format_cut(first + i, text, len(raw))
-                         for i, (text, raw) in enumerate(zip(texts, lines, strict=True)))
     last = first + len(lines) - 1
     note = (f"\n\n(Large file: {st.st_size} bytes. Showing its lines {first} to {last}, counted from the end "
             "(-1 is the last line): numbering them from the start would mean reading the whole file. Read "
@@ -379,7 +375,14 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     if len(everything) < count and not whole:
         note += (f"\n(Only the last {len(everything)} lines fit the {TAIL_MAX_BYTES // (1 << 20)} MiB a read from "
                  "the end holds; use a positive offset to read further back.)")
-    return ToolOutput(blocks=[TextBlock(body + note)], bound_output=False,
+    text = None
+    if b"\r" not in picked and max(map(len, lines), default=0) <= MAX_LINE_CHARS:
+        # Decoding never makes a line longer (in characters than in bytes) nor adds a CR.
+        text = _numbered(first, texts, checked=True, end=note)
+    if text is None:
+        text = "\n".join(_format_cut(first + i, t, len(raw))
+                         for i, (t, raw) in enumerate(zip(texts, lines, strict=True))) + note
+    return ToolOutput(blocks=[TextBlock(text)], bound_output=False,
                       metadata={"range": [first, last], "from_end": True, "streamed": True})
 
 
