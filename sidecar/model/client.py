@@ -12,7 +12,9 @@ import asyncio
 import dataclasses
 import logging
 import random
+import sys
 import threading
+import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,7 @@ from sidecar.secrets import redact, secret
 
 if TYPE_CHECKING:
     import anthropic
+    from pydantic import BaseModel
 
 log = logging.getLogger(__name__)
 
@@ -106,18 +109,39 @@ def make_client(settings: ModelSettings) -> anthropic.AsyncAnthropic:
 
 def warm_up(client: ModelClient) -> None:
     """Import the SDK, create the HTTP client (its TLS context loads the CA store), look up the default
-    model's capabilities (``prefetch_capabilities``) and build the schemas of the SDK's types (it defers
-    them to first use, a few hundred ms on the first reply): called in a background thread after
-    ``initialize``, so the first prompt costs what the tenth does."""
-    import anthropic.types as api_types
-    from pydantic import BaseModel
-
+    model's capabilities (``prefetch_capabilities``) and build the schemas of the SDK's types a reply
+    uses (it defers them to first use, a few hundred ms on the first reply under load): called in a
+    background thread after ``initialize``, so the first prompt costs what the tenth does."""
     client.client  # noqa: B018  # created here, not on the first request
     prefetch_capabilities(client.settings)
-    for name in dir(api_types):
-        model = getattr(api_types, name)
-        if isinstance(model, type) and issubclass(model, BaseModel) and not model.__pydantic_complete__:
+    for model in reply_types():
+        if not model.__pydantic_complete__:
             model.model_rebuild()
+
+
+def reply_types() -> list[type[BaseModel]]:
+    """The SDK's pydantic types a streamed reply builds or dumps (``ModelClient.stream``): the message,
+    its usage, every kind of content block and the stream's events. Only these are built ahead: the
+    schemas of all ~280 types in ``anthropic.types`` cost 4.3 MB of idle memory, these ~1.5 MB."""
+    from anthropic.lib.streaming import ParsedMessageStreamEvent
+    from anthropic.types import ContentBlock, Message, ParsedContentBlock, ParsedMessage, Usage
+    from pydantic import BaseModel
+
+    found: dict[type[BaseModel], None] = {}
+
+    def walk(tp: Any) -> None:  # a class, or a Union / Annotated / generic alias of them
+        origin = typing.get_origin(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            found[tp] = None
+        elif isinstance(origin, type) and issubclass(origin, BaseModel):
+            found[origin] = None
+        else:
+            for arg in typing.get_args(tp):
+                walk(arg)
+
+    for tp in (Message, Usage, ParsedMessage, ContentBlock, ParsedContentBlock, ParsedMessageStreamEvent):
+        walk(tp)
+    return list(found)
 
 
 def prefetch_capabilities(settings: ModelSettings) -> None:
@@ -146,14 +170,18 @@ def _retry_after(exc: anthropic.APIStatusError) -> float | None:
 
 def _retryable(exc: BaseException) -> tuple[bool, float | None]:
     import anthropic
-    import httpx  # with the SDK, not at startup (httpx imports its CLI: rich, click, pygments)
+
+    # httpx (the web tools' client; its import pulls in its CLI, ~7 MB) is not imported for this: when no
+    # tool has imported it, no httpx error can have been raised.
+    httpx = sys.modules.get("httpx")
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
         err_type = (body.get("error") or {}).get("type") if isinstance(body.get("error"), dict) else None
         if exc.status_code in RETRYABLE_STATUS or err_type in RETRYABLE_ERROR_TYPES:
             return True, _retry_after(exc)
         return False, None
-    if isinstance(exc, (anthropic.APIConnectionError, anthropic.APITimeoutError, httpx.TransportError)):
+    if isinstance(exc, (anthropic.APIConnectionError, anthropic.APITimeoutError)) or (
+            httpx is not None and isinstance(exc, httpx.TransportError)):
         return True, None
     # The SDK's own HTTP stack (httpx2/httpcore) raises its transport errors mid-stream unwrapped.
     if type(exc).__module__.split(".")[0] in ("httpx2", "httpcore", "h11") or isinstance(exc, ConnectionError):

@@ -8,7 +8,10 @@ the whole protocol surface of the agent side (DESIGN.md §3.1, §3.3).
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import gc
 import importlib
+import linecache
 import logging
 import sys
 import threading
@@ -504,7 +507,9 @@ class SessionCore:
 # session/new and session/load only for unusual params), before the SDK's ~3,000 modules because its
 # pydantic docstring extraction walks fewer of them; then the SDK and what its first request loads (the
 # last five names: measured with -X importtime); a name missing in another SDK version is skipped.
-FIRST_TURN_MODULES = ("acp.schema", "anthropic", "anthropic.types", "httpx", "httpcore2", "opentelemetry.propagate",
+# Not httpx: the SDK has its own HTTP stack (httpx2); httpx is the web tools' client, imported by them
+# (it pulls in its CLI: rich, click, pygments; 7 MB of idle memory).
+FIRST_TURN_MODULES = ("acp.schema", "anthropic", "anthropic.types", "httpcore2", "opentelemetry.propagate",
                       "anyio._core._sockets", "anyio._core._streams", "concurrent.futures.thread",
                       "sidecar.shell.classify")
 # The GIL's switch interval while the warm-up runs. A request handled meanwhile (a session's replay)
@@ -542,6 +547,19 @@ def _warm_up(model: ModelClient) -> None:
         warm_up_model_client(model)
     except Exception:
         log.debug("model client warm-up failed", exc_info=True)
+    release_import_garbage()
+
+
+def release_import_garbage() -> None:
+    """What the imports left behind and the idle process does not need: the source lines pydantic read
+    for ACP's field docstrings (``linecache``, re-read if a traceback wants them) and the heap pages
+    malloc kept after the import's temporaries were freed (``malloc_trim``, glibc only)."""
+    linecache.clearcache()
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to give back this way
+        pass
 
 
 def _clean_stale_temps(session: Session) -> None:

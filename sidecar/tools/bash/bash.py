@@ -10,12 +10,9 @@ duration and kill status, streamed to the editor while it runs.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import Field
 
@@ -28,6 +25,9 @@ from sidecar.tools.bash.check_command import bash_request
 from sidecar.tools.bash.shells import ShellManager, shells_of
 from sidecar.tools.context import ToolContext
 from sidecar.workspace.gitenv import repo_programs
+
+if TYPE_CHECKING:  # imported with the pool, on the first long command: ~0.9 MB an idle sidecar never needs
+    from concurrent.futures import ProcessPoolExecutor
 
 CONCURRENCY_CHECK_CHARS = 2048
 # Commands longer than this are classified in a worker process, shorter ones in a thread.
@@ -52,6 +52,10 @@ async def classify_off_loop(command: str, where: Where) -> Analysis:
     started on first use (bench/bash_classify.py --long)."""
     if len(command) <= OFF_PROCESS_CHARS:
         return await asyncio.to_thread(analyze, command, where)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     global _pool
     if _pool is None:
         _pool = ProcessPoolExecutor(

@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-from selectolax.lexbor import LexborHTMLParser as HTMLParser
-from selectolax.lexbor import LexborNode as Node
-
 if TYPE_CHECKING:
     import httpx  # imported in search(): its import pulls in its CLI (rich, click, pygments), about a second.
+    from selectolax.lexbor import LexborNode as Node
 
 DEFAULT_RESULTS = 8
 MAX_RESULTS = 20
@@ -65,6 +63,8 @@ def _text(node: Node | None) -> str:
 
 
 def parse_results(html: str, base: str = "https://duckduckgo.com/") -> list[SearchHit]:
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser  # imported on use: 1.8 MB of memory
+
     tree = HTMLParser(html)
     hits: list[SearchHit] = []
     for result in tree.css("div.result, div.web-result"):

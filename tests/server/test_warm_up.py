@@ -1,0 +1,64 @@
+"""The warm-up after ``initialize``: what the first turn needs is loaded ahead, and nothing an idle sidecar
+does not need (docs/performance.md, "Issue 18, third pass")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from sidecar.testing.scripted_server import ScriptedModelServer
+from tests.conftest import REPO
+
+# Run in a fresh interpreter: which modules are loaded and which SDK types are built is per process.
+WARM_UP_THEN_TURN = r"""
+import asyncio, json, sys
+from sidecar.app import build_core
+from sidecar.model.client import reply_types
+from sidecar.server.core import import_first_turn_modules
+
+core = build_core()
+import_first_turn_modules(core.model)
+after_warm_up = {
+    "sdk": "anthropic" in sys.modules and "anthropic.types" in sys.modules,
+    "client_made": core.model._client is not None,
+    "unbuilt": [t.__name__ for t in reply_types() if not t.__pydantic_complete__],
+    "web_client": "httpx" in sys.modules,
+    "html_parser": "selectolax" in sys.modules,
+}
+modules = set(sys.modules)
+params = {"model": core.model.settings.model, "max_tokens": 256,
+          "messages": [{"role": "user", "content": "read notes"}]}
+reply = asyncio.run(core.model.stream(params))
+print(json.dumps({**after_warm_up, "content": reply.content,
+                  "imported_by_the_turn": sorted(set(sys.modules) - modules)}))
+"""
+
+
+def test_warm_up_loads_the_sdk_and_the_reply_types_but_not_the_web_client(
+        sidecar_env: dict[str, str], model_server: ScriptedModelServer) -> None:
+    model_server.add_turn({"content": [
+        {"type": "thinking", "thinking": "the notes file"},
+        {"type": "text", "text": "Reading it."},
+        {"type": "tool_use", "id": "toolu_warm_1", "name": "Read", "input": {"file_path": "/tmp/notes.txt"}}]})
+    done = subprocess.run([sys.executable, "-c", WARM_UP_THEN_TURN], env=sidecar_env, cwd=str(REPO),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["sdk"] and seen["client_made"]
+    assert seen["unbuilt"] == []  # every type a streamed reply builds or dumps was built ahead
+    assert model_server.model_lookups  # the default model's capabilities were looked up ahead too
+    # The web tools' HTTP client and HTML parser wait for a web tool (7 MB and 1.8 MB of idle memory).
+    assert seen["web_client"] is False and seen["html_parser"] is False
+    # The first turn (thinking, text, a tool call) found everything loaded.
+    assert [b["type"] for b in seen["content"]] == ["thinking", "text", "tool_use"]
+    assert seen["imported_by_the_turn"] == []
+
+
+def test_a_transport_error_of_the_web_client_is_still_retried_when_it_was_loaded() -> None:
+    import httpx
+
+    from sidecar.model.client import _retryable
+
+    assert _retryable(httpx.ConnectError("connection refused")) == (True, None)
+    assert _retryable(ValueError("a bug of ours")) == (False, None)
