@@ -8,7 +8,7 @@ import { pickerSelects, renderPicker } from './configPicker';
 import { md } from './markdown';
 import { MessageActions, truncateTranscript } from './messageActions';
 import { errorView, type ErrorView, type ModelRetry, RetryLine, sentPrompt, turnEndOf, type TurnEndView, turnEndView } from './replay';
-import { ScrollFollower } from './scroll';
+import { ScrollFollower, atBottom } from './scroll';
 import { tokenSize } from './summary';
 import type { SessionConfigOption } from '../shared/configOptions';
 
@@ -78,9 +78,38 @@ transcript.addEventListener('scroll', () => {
 });
 
 function scrollToBottom(): void {
+  toBottom();
+  settleAtBottom();
+}
+
+function toBottom(): void {
   const before = transcript.scrollTop;
   transcript.scrollTop = transcript.scrollHeight;
   if (Math.abs(transcript.scrollTop - before) > 1) programmaticTop = transcript.scrollTop;
+}
+
+// The transcript's messages are laid out only near the view (`content-visibility: auto` in chat.css: a
+// 300-turn replay then lays out one screenful, not every turn); until shown, one that never was counts at
+// an estimated height. A jump to the bottom lands where the estimates said and the messages it brings into
+// view take their real height in the next frame, so while following, the view goes to the bottom again
+// for a few frames (a user scroll meanwhile stops following, and this).
+const SETTLE_FRAMES = 4;
+let settleLeft = 0;
+let settling = false;
+function settleAtBottom(): void {
+  settleLeft = SETTLE_FRAMES;
+  if (settling) return;
+  settling = true;
+  const step = (): void => {
+    if (!follower.following || settleLeft <= 0) {
+      settling = false;
+      return;
+    }
+    settleLeft -= 1;
+    if (!atBottom(transcript, 1)) toBottom();
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
 }
 
 /** Content grew: follow when at the bottom, else show the pill. Reads the layout (scrollHeight). */
