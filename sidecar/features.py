@@ -19,8 +19,6 @@ import logging
 from typing import Any
 
 from sidecar.errors import agent_error
-from sidecar.model.options import change as change_config_option
-from sidecar.permissions.trust import trust_of
 from sidecar.server.core import PromptTurn, SessionCore
 from sidecar.session import ClientChannel, Session
 
@@ -75,6 +73,8 @@ def attach(core: SessionCore) -> None:
         if not isinstance(trusted, bool):
             return
         channel.workspace_trust = trusted  # type: ignore[attr-defined]
+        from sidecar.permissions.trust import trust_of
+
         for session in [s for s in core.sessions.values() if s.channel is channel]:
             trust = trust_of(session)
             if trust is not None:
@@ -96,6 +96,7 @@ async def resolve_trust(session: Session) -> None:
     from sidecar.agent.prompt import build_system_prompt
     from sidecar.mcp.manager import ask_pending_mcp
     from sidecar.permissions.hooks import run_session_start
+    from sidecar.permissions.trust import trust_of
 
     trust = trust_of(session)
     if trust is None:
@@ -193,6 +194,7 @@ def slash_command(prompt: list[Any]) -> tuple[str, str] | None:
 async def run_command(core: SessionCore, session: Session, name: str, argument: str) -> dict[str, Any] | None:
     """Run a slash command; None when the name is not one (the text goes to the model as typed)."""
     from sidecar.agent.compaction import compact, replace_history
+    from sidecar.model.options import change as change_config_option
 
     if name == "compact":
         agent = core.main_agent(session)

@@ -20,31 +20,26 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from sidecar.agent.loop import AgentLoop, Conversation
-from sidecar.agent.prompt import build_system_prompt
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
 from sidecar.model.client import ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
-from sidecar.model.options import change as change_config_option
-from sidecar.model.options import config_options, restore
-from sidecar.model.options import validate as validate_config_option
 from sidecar.model.settings import ModelSettings
-from sidecar.permissions.gate import PermissionGate, secret_env_names
-from sidecar.permissions.hooks import run_session_start
-from sidecar.permissions.trust import WorkspaceTrust
 from sidecar.secrets import capture_secrets
-from sidecar.server.content import prompt_to_api, replay_log, replay_updates
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
 from sidecar.store import SessionStore
-from sidecar.tools.bash.sandbox import remove_stale_placeholders
-from sidecar.tools.builtin import builtin_tools
-from sidecar.tools.registry import ToolRegistry
 from sidecar.workspace.buffers import OpenBuffers, open_buffers
-from sidecar.workspace.textfile import remove_stale_temps
+
+# What a session needs (the agent loop, the tools, permissions, the prompt's content, pydantic and the
+# params' models in ``sidecar.server.params``) is imported by the methods that use it, not here: the LSP
+# transport answers ``initialize`` before these imports (~0.2 s on this machine), and the warm-up thread
+# imports them right after it (``SESSION_MODULES``), before the first session/new.
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from sidecar.agent.loop import AgentLoop
+    from sidecar.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -80,49 +75,6 @@ BeforePrompt = Callable[[PromptTurn], Awaitable[dict[str, Any] | None]]
 AfterPrompt = Callable[[PromptTurn, dict[str, Any]], Awaitable[None]]
 
 
-class _Params(BaseModel):
-    """``initialize`` params, checked as ACP's schema checks them (see ``_AcpSchema`` for why local)."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="allow")
-
-
-class InitializeRequest(_Params):
-    protocol_version: Annotated[int, Field(alias="protocolVersion", ge=0, le=65535)]
-    client_capabilities: Annotated[dict[str, Any] | None, Field(alias="clientCapabilities")] = None
-
-    @field_validator("protocol_version", mode="before")
-    @classmethod
-    def _coerce_version(cls, value: Any) -> Any:  # as ACP's schema does: junk means version 1
-        if isinstance(value, int):
-            return value
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            return 1
-
-    @field_validator("client_capabilities", mode="before")
-    @classmethod
-    def _salvage_capabilities(cls, value: Any) -> Any:
-        return value if isinstance(value, dict) else None
-
-
-class _NewSessionExtras(_Params):
-    additional_directories: Annotated[list[str] | None, Field(alias="additionalDirectories")] = None
-
-
-class _ListSessions(_Params):
-    cwd: str | None = None
-
-
-class RewindRequest(_Params):
-    """``_sidecar/sessions/rewind`` (DESIGN.md §3.3)."""
-
-    session_id: Annotated[str, Field(alias="sessionId")]
-    to_message_id: Annotated[str, Field(alias="toMessageId")]
-    files: bool = True
-    conversation: bool = True
-
-
 def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
     """The client's capabilities with ACP's defaults filled in (fs, terminal, auth: all off)."""
     caps = {k: v for k, v in (raw or {}).items() if v is not None}
@@ -138,7 +90,7 @@ def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
 class _AcpSchema:
     """ACP's own pydantic schema (``acp.schema``) for the session methods, imported on first use.
 
-    Only ``initialize`` is checked by the small local model above: answering it must not wait for
+    Only ``initialize`` is checked by a small local model (``sidecar.server.params``): answering it must not wait for
     this generated module (hundreds of models, seconds and ~15 MB to import on this machine).
     """
 
@@ -180,6 +132,8 @@ _SCHEMA_FIELD_NAMES = frozenset({"session_id", "mcp_servers", "additional_direct
 
 
 def parse(model: type[BaseModel], params: dict[str, Any]) -> Any:
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(params)
     except ValidationError as exc:
@@ -259,6 +213,8 @@ class SessionCore:
 
     # ---- lifecycle ----------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        from sidecar.server.params import InitializeRequest
+
         req = parse(InitializeRequest, params)
         channel.client_capabilities = client_capabilities(req.client_capabilities)
         meta = params.get("_meta")
@@ -281,9 +237,19 @@ class SessionCore:
 
     @staticmethod
     def _config_options(session: Session) -> list[dict[str, Any]]:
+        from sidecar.model.options import config_options
+
         return config_options(session.services["model"].settings)
 
     async def _start(self, session: Session, saved_config: dict[str, str] | None = None) -> None:
+        from sidecar.agent.prompt import build_system_prompt
+        from sidecar.model.options import restore
+        from sidecar.permissions.gate import PermissionGate, secret_env_names
+        from sidecar.permissions.hooks import run_session_start
+        from sidecar.permissions.trust import WorkspaceTrust
+        from sidecar.tools.builtin import builtin_tools
+        from sidecar.tools.registry import ToolRegistry
+
         client_trust = getattr(session.channel, "workspace_trust", None)
         trust = WorkspaceTrust(session, client_trust if isinstance(client_trust, bool) else None)
         session.services["trust"] = trust
@@ -320,7 +286,9 @@ class SessionCore:
         cwd = Path(req.cwd)
         if not cwd.is_absolute() or not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd}")
-        extra = [Path(d) for d in parse(_NewSessionExtras, params).additional_directories or []]
+        from sidecar.server.params import NewSessionExtras
+
+        extra = [Path(d) for d in parse(NewSessionExtras, params).additional_directories or []]
         session = Session(id=new_session_id(), cwd=cwd, channel=channel, store=self.store,
                           additional_directories=extra,
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
@@ -330,6 +298,8 @@ class SessionCore:
                 "configOptions": self._config_options(session)}
 
     async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        from sidecar.server.content import replay_log, replay_updates
+
         req = parse_session_params(params, load=True)
         saved = self.store.load(req.session_id)
         if saved is None:
@@ -338,7 +308,9 @@ class SessionCore:
         if live is not None and live.prompt_task is not None and not live.prompt_task.done():
             raise agent_error("prompt_running", "That session is running a prompt; cancel it first")
         # ACP: a non-empty list is the loaded session's whole list; omitted or empty keeps the saved roots.
-        requested = parse(_NewSessionExtras, params).additional_directories
+        from sidecar.server.params import NewSessionExtras
+
+        requested = parse(NewSessionExtras, params).additional_directories
         session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
                           additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
@@ -353,7 +325,9 @@ class SessionCore:
         return {"modes": self._modes(session), "configOptions": self._config_options(session)}
 
     async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        cwd = parse(_ListSessions, params).cwd
+        from sidecar.server.params import ListSessions
+
+        cwd = parse(ListSessions, params).cwd
         items = [{"sessionId": s.id, "cwd": s.cwd, "title": s.title,
                   "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s.updated_at)),
                   **({"additionalDirectories": s.additional_directories} if s.additional_directories else {})}
@@ -369,6 +343,8 @@ class SessionCore:
 
     # ---- turns --------------------------------------------------------------------------
     def main_agent(self, session: Session) -> AgentLoop:
+        from sidecar.agent.loop import AgentLoop, Conversation
+
         # The model is fixed for the turn: a change while it runs (the picker, the Config tool) answers
         # from the next prompt, since a tool loop cannot switch models between a call and its result
         # (the new model's thinking would have to start a message the old model wrote).
@@ -378,6 +354,8 @@ class SessionCore:
                          model_name=model.settings.model)
 
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        from sidecar.server.content import prompt_to_api
+
         req = parse(acp.PromptRequest, params)
         session = self.session(req.session_id)
         if session.prompt_task is not None and not session.prompt_task.done():
@@ -423,6 +401,8 @@ class SessionCore:
         return result
 
     async def _run_prompt(self, session: Session, prompt: list[Any]) -> dict[str, Any]:
+        from sidecar.server.content import prompt_to_api
+
         content = prompt_to_api(prompt)
         if not content:
             raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
@@ -477,6 +457,9 @@ class SessionCore:
 
     async def set_config_option(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         """ACP ``session/set_config_option`` (a select: ``model`` or ``effort``): this session only."""
+        from sidecar.model.options import change as change_config_option
+        from sidecar.model.options import validate as validate_config_option
+
         req = parse(acp.SetSessionConfigOptionSelectRequest, params)
         session = self.session(req.session_id)
         validate_config_option(session.services["model"].settings, req.config_id, req.value)
@@ -485,6 +468,8 @@ class SessionCore:
         return {"configOptions": options}
 
     async def rewind(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        from sidecar.server.params import RewindRequest
+
         parse(RewindRequest, params)
         session = self.session(params.get("sessionId"))
         rewinder = session.services.get("rewind")
@@ -512,6 +497,12 @@ class SessionCore:
 FIRST_TURN_MODULES = ("acp.schema", "anthropic", "anthropic.types", "httpcore2", "opentelemetry.propagate",
                       "anyio._core._sockets", "anyio._core._streams", "concurrent.futures.thread",
                       "sidecar.shell.classify")
+# What session/new and a turn need of the sidecar's own modules (imported by the methods that use them, so
+# that ``initialize`` is answered before them); first in the warm-up, then the tools (``builtin_tools``).
+SESSION_MODULES = ("sidecar.server.params", "sidecar.permissions.trust", "sidecar.permissions.gate",
+                   "sidecar.permissions.hooks", "sidecar.model.options", "sidecar.agent.prompt", "sidecar.agent.loop",
+                   "sidecar.server.content", "sidecar.tools.registry", "sidecar.tools.builtin",
+                   "sidecar.tools.bash.sandbox", "sidecar.workspace.textfile")
 # The GIL's switch interval while the warm-up runs. A request handled meanwhile (a session's replay)
 # gives the GIL up at each system call (a file read, a write to the client, a stat of an import) and,
 # at the default 5 ms, waits that long for the importing thread to hand it back, each time.
@@ -528,8 +519,15 @@ def import_first_turn_modules(model: ModelClient) -> None:
 
 
 def _warm_up(model: ModelClient) -> None:
+    for name in SESSION_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            log.debug("warm-up import of %s failed", name, exc_info=True)
     tools: list[Any] = []
     try:
+        from sidecar.tools.builtin import builtin_tools
+
         tools = builtin_tools()  # imports every tool's module
     except Exception:
         log.debug("warm-up of the tools failed", exc_info=True)
@@ -567,6 +565,9 @@ def _clean_stale_temps(session: Session) -> None:
     placeholders of a sidecar killed during a command go, in the background: a big tree never delays the
     session's start."""
     def clean() -> None:
+        from sidecar.tools.bash.sandbox import remove_stale_placeholders
+        from sidecar.workspace.textfile import remove_stale_temps
+
         for root in session.roots:
             for removed in remove_stale_temps(root):
                 log.warning("removed the temp file of an interrupted write: %s", removed)

@@ -15,7 +15,7 @@ WARM_UP_THEN_TURN = r"""
 import asyncio, json, sys
 from sidecar.app import build_core
 from sidecar.model.client import reply_types
-from sidecar.server.core import import_first_turn_modules
+from sidecar.server.core import SESSION_MODULES, import_first_turn_modules
 
 core = build_core()
 import_first_turn_modules(core.model)
@@ -25,6 +25,7 @@ after_warm_up = {
     "unbuilt": [t.__name__ for t in reply_types() if not t.__pydantic_complete__],
     "web_client": "httpx" in sys.modules,
     "html_parser": "selectolax" in sys.modules,
+    "session_modules": [m for m in SESSION_MODULES if m not in sys.modules],
 }
 modules = set(sys.modules)
 params = {"model": core.model.settings.model, "max_tokens": 256,
@@ -46,6 +47,7 @@ def test_warm_up_loads_the_sdk_and_the_reply_types_but_not_the_web_client(
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["sdk"] and seen["client_made"]
+    assert seen["session_modules"] == []  # what session/new imports, imported ahead of it
     assert seen["unbuilt"] == []  # every type a streamed reply builds or dumps was built ahead
     assert model_server.model_lookups  # the default model's capabilities were looked up ahead too
     # The web tools' HTTP client and HTML parser wait for a web tool (7 MB and 1.8 MB of idle memory).
@@ -62,3 +64,23 @@ def test_a_transport_error_of_the_web_client_is_still_retried_when_it_was_loaded
 
     assert _retryable(httpx.ConnectError("connection refused")) == (True, None)
     assert _retryable(ValueError("a bug of ours")) == (False, None)
+
+
+# What the LSP transport has imported when it answers ``initialize``: the server and the core, not what
+# a session needs (pydantic, the agent loop, the tools, permissions), which the warm-up imports after.
+STARTUP_IMPORTS = r"""
+import json, sys
+from sidecar.app import build_core
+import sidecar.cli, sidecar.server.lsp
+from sidecar.server.core import SESSION_MODULES
+
+build_core()
+print(json.dumps(sorted(m for m in ("pydantic", "anthropic", "acp", *SESSION_MODULES) if m in sys.modules)))
+"""
+
+
+def test_the_server_and_core_are_built_without_what_a_session_needs(sidecar_env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-c", STARTUP_IMPORTS], env=sidecar_env, cwd=str(REPO),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
