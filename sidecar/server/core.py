@@ -88,10 +88,10 @@ def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class _AcpSchema:
-    """ACP's own pydantic schema (``acp.schema``) for the session methods, imported on first use.
-
-    Only ``initialize`` is checked by a small local model (``sidecar.server.params``): answering it must not wait for
-    this generated module (hundreds of models, seconds and ~15 MB to import on this machine).
+    """ACP's own pydantic schema (``acp.schema``) for the session methods' unusual params, imported on first
+    use: a generated module of hundreds of models (~0.4 s of CPU and ~9 MB to import on this machine) that
+    ``initialize`` must not wait for (a small local model checks it: ``sidecar.server.params``) and that
+    what editors send does not need (``parse_session_params``, ``parse_prompt_params`` and their kin).
     """
 
     def __getattr__(self, name: str) -> type[BaseModel]:
@@ -128,7 +128,73 @@ def parse_session_params(params: dict[str, Any], *, load: bool) -> Any:
 
 
 # The schema's own field names, which it takes too (populate_by_name): such params go through the schema.
-_SCHEMA_FIELD_NAMES = frozenset({"session_id", "mcp_servers", "additional_directories", "field_meta"})
+_SCHEMA_FIELD_NAMES = frozenset({"session_id", "mcp_servers", "additional_directories", "field_meta", "mode_id",
+                                 "config_id"})
+
+
+@dataclass(frozen=True)
+class _PlainParams:
+    session_id: str
+    mode_id: str = ""
+    config_id: str = ""
+    value: str = ""
+
+
+def _plain(params: dict[str, Any], strings: tuple[str, ...]) -> bool:
+    """Params the schema would take as they are: these fields are strings, ``_meta`` is absent or an
+    object, and none of the schema's own (snake_case) field names is used."""
+    meta = params.get("_meta")
+    return (all(isinstance(params.get(name), str) for name in strings) and (meta is None or isinstance(meta, dict))
+            and not _SCHEMA_FIELD_NAMES.intersection(params))
+
+
+# The content blocks read without the schema: the fields each may have (all strings) and those it must.
+_PLAIN_BLOCKS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "text": (frozenset({"type", "text"}), frozenset({"text"})),
+    "resource_link": (frozenset({"type", "uri", "name", "title", "description", "mimeType"}),
+                      frozenset({"uri", "name"})),
+    "image": (frozenset({"type", "data", "mimeType", "uri"}), frozenset({"data", "mimeType"})),
+}
+_PLAIN_TEXT_RESOURCE = (frozenset({"uri", "text", "mimeType"}), frozenset({"uri", "text"}))
+
+
+def _plain_fields(value: Any, allowed: frozenset[str], required: frozenset[str]) -> bool:
+    return (isinstance(value, dict) and value.keys() <= allowed and required <= value.keys()
+            and all(isinstance(v, str) for v in value.values()))
+
+
+def _plain_block(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") == "resource":  # an embedded text resource (the editor's file contents)
+        return block.keys() <= {"type", "resource"} and _plain_fields(block.get("resource"), *_PLAIN_TEXT_RESOURCE)
+    shape = _PLAIN_BLOCKS.get(block.get("type"))  # type: ignore[arg-type]
+    return shape is not None and _plain_fields(block, *shape)
+
+
+def parse_prompt_params(params: dict[str, Any]) -> Any:
+    """``session/prompt`` params (``.session_id``): text, resource link, embedded text resource and image
+    blocks of string fields are read here, anything else goes through ACP's schema, with its messages. The
+    schema (~0.4 s of CPU and ~9 MB to import) is then not needed by what editors send, and an idle sidecar
+    does not hold it (docs/performance.md)."""
+    prompt = params.get("prompt")
+    if _plain(params, ("sessionId",)) and isinstance(prompt, list) and all(_plain_block(b) for b in prompt):
+        return _PlainParams(session_id=params["sessionId"])
+    return parse(acp.PromptRequest, params)
+
+
+def parse_mode_params(params: dict[str, Any]) -> Any:
+    """``session/set_mode`` params (``.session_id``, ``.mode_id``), as ``parse_prompt_params`` reads them."""
+    if _plain(params, ("sessionId", "modeId")):
+        return _PlainParams(session_id=params["sessionId"], mode_id=params["modeId"])
+    return parse(acp.SetSessionModeRequest, params)
+
+
+def parse_config_option_params(params: dict[str, Any]) -> Any:
+    """``session/set_config_option`` params of a select (``.session_id``, ``.config_id``, ``.value``)."""
+    if _plain(params, ("sessionId", "configId", "value")):
+        return _PlainParams(session_id=params["sessionId"], config_id=params["configId"], value=params["value"])
+    return parse(acp.SetSessionConfigOptionSelectRequest, params)
 
 
 def parse(model: type[BaseModel], params: dict[str, Any]) -> Any:
@@ -356,7 +422,7 @@ class SessionCore:
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         from sidecar.server.content import prompt_to_api
 
-        req = parse(acp.PromptRequest, params)
+        req = parse_prompt_params(params)
         session = self.session(req.session_id)
         if session.prompt_task is not None and not session.prompt_task.done():
             raise agent_error("prompt_running", "A prompt is already running in this session; wait or cancel it")
@@ -446,7 +512,7 @@ class SessionCore:
         return None
 
     async def set_mode(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        req = parse(acp.SetSessionModeRequest, params)
+        req = parse_mode_params(params)
         session = self.session(req.session_id)
         if req.mode_id not in MODES:
             raise RpcError(INVALID_PARAMS, f"Unknown mode {req.mode_id}; use one of {', '.join(MODES)}")
@@ -460,7 +526,7 @@ class SessionCore:
         from sidecar.model.options import change as change_config_option
         from sidecar.model.options import validate as validate_config_option
 
-        req = parse(acp.SetSessionConfigOptionSelectRequest, params)
+        req = parse_config_option_params(params)
         session = self.session(req.session_id)
         validate_config_option(session.services["model"].settings, req.config_id, req.value)
         # The answer carries the options; no config_option_update to the client that asked.
@@ -486,15 +552,15 @@ class SessionCore:
 
 
 # Heavy modules of the first turn, imported in the background after initialize (docs/performance.md).
-# In the order they are needed: first the tools' modules (``builtin_tools`` imports them for every
-# session's registry), so that a session opened while the SDK is still importing waits for no import
-# lock the warm-up holds (a replay needs no SDK); then ACP's schema (session/prompt parses with it;
-# session/new and session/load only for unusual params), before the SDK's ~3,000 modules because its
-# pydantic docstring extraction walks fewer of them; then the SDK and what its first request loads (the
-# last five names: measured with -X importtime); a name missing in another SDK version is skipped.
+# In the order they are needed: first the sidecar's session modules and the tools' (``SESSION_MODULES``,
+# ``builtin_tools``), so that a session opened while the SDK is still importing waits for no import lock
+# the warm-up holds (a replay needs no SDK); then the SDK and what its first request loads (the last five
+# names: measured with -X importtime); a name missing in another SDK version is skipped.
+# Not ACP's schema: what editors send is read without it (``parse_prompt_params`` and its kin); unusual
+# params import it when they come (~0.4 s of CPU, ~9 MB an idle sidecar would otherwise hold).
 # Not httpx: the SDK has its own HTTP stack (httpx2); httpx is the web tools' client, imported by them
 # (it pulls in its CLI: rich, click, pygments; 7 MB of idle memory).
-FIRST_TURN_MODULES = ("acp.schema", "anthropic", "anthropic.types", "httpcore2", "opentelemetry.propagate",
+FIRST_TURN_MODULES = ("anthropic", "anthropic.types", "httpcore2", "opentelemetry.propagate",
                       "anyio._core._sockets", "anyio._core._streams", "concurrent.futures.thread",
                       "sidecar.shell.classify")
 # What session/new and a turn need of the sidecar's own modules (imported by the methods that use them, so

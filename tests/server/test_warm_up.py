@@ -26,6 +26,7 @@ after_warm_up = {
     "web_client": "httpx" in sys.modules,
     "html_parser": "selectolax" in sys.modules,
     "session_modules": [m for m in SESSION_MODULES if m not in sys.modules],
+    "acp_schema": "acp.schema" in sys.modules,
 }
 modules = set(sys.modules)
 params = {"model": core.model.settings.model, "max_tokens": 256,
@@ -50,8 +51,9 @@ def test_warm_up_loads_the_sdk_and_the_reply_types_but_not_the_web_client(
     assert seen["session_modules"] == []  # what session/new imports, imported ahead of it
     assert seen["unbuilt"] == []  # every type a streamed reply builds or dumps was built ahead
     assert model_server.model_lookups  # the default model's capabilities were looked up ahead too
-    # The web tools' HTTP client and HTML parser wait for a web tool (7 MB and 1.8 MB of idle memory).
+    # The web tools' HTTP client and HTML parser wait for a web tool (7 MB and 1.8 MB of idle memory);
     assert seen["web_client"] is False and seen["html_parser"] is False
+    assert seen["acp_schema"] is False  # ACP's generated schema (9 MB) waits for params that need it
     # The first turn (thinking, text, a tool call) found everything loaded.
     assert [b["type"] for b in seen["content"]] == ["thinking", "text", "tool_use"]
     assert seen["imported_by_the_turn"] == []
