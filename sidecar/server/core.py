@@ -172,6 +172,27 @@ def _plain_block(block: Any) -> bool:
     return shape is not None and _plain_fields(block, *shape)
 
 
+@dataclass(frozen=True)
+class _PlainInitialize:
+    protocol_version: int
+    client_capabilities: dict[str, Any] | None
+
+
+def parse_initialize_params(params: dict[str, Any]) -> Any:
+    """``initialize`` params (``.protocol_version``, ``.client_capabilities``): an integer version in range
+    and capabilities that are an object of string keys (or absent) are read here; anything else goes
+    through the local model (``sidecar.server.params``: its coercions and messages). pydantic (~0.1 s to
+    import) is then not on the path of the ACP transport's answer either."""
+    version, caps = params.get("protocolVersion"), params.get("clientCapabilities")
+    if (type(version) is int and 0 <= version <= 65535
+            and (caps is None or (isinstance(caps, dict) and all(isinstance(k, str) for k in caps)))
+            and not {"protocol_version", "client_capabilities"}.intersection(params)):
+        return _PlainInitialize(protocol_version=version, client_capabilities=caps)
+    from sidecar.server.params import InitializeRequest
+
+    return parse(InitializeRequest, params)
+
+
 def parse_prompt_params(params: dict[str, Any]) -> Any:
     """``session/prompt`` params (``.session_id``): text, resource link, embedded text resource and image
     blocks of string fields are read here, anything else goes through ACP's schema, with its messages. The
@@ -279,9 +300,7 @@ class SessionCore:
 
     # ---- lifecycle ----------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        from sidecar.server.params import InitializeRequest
-
-        req = parse(InitializeRequest, params)
+        req = parse_initialize_params(params)
         channel.client_capabilities = client_capabilities(req.client_capabilities)
         meta = params.get("_meta")
         meta = meta if isinstance(meta, dict) else {}

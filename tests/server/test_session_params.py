@@ -13,6 +13,7 @@ from sidecar.errors import RpcError
 from sidecar.server.core import (
     parse,
     parse_config_option_params,
+    parse_initialize_params,
     parse_mode_params,
     parse_prompt_params,
     parse_session_params,
@@ -130,3 +131,42 @@ def test_plain_mode_and_option_params_match_the_schema() -> None:
     assert not isinstance(quick, schema.BaseModel)
     assert (quick.session_id, quick.config_id, quick.value) == (full.session_id, full.config_id, full.value)
     assert isinstance(parse_mode_params({"session_id": "sess_1", "modeId": "plan"}), schema.SetSessionModeRequest)
+
+
+@pytest.mark.parametrize("params", [
+    {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}},
+    {"protocolVersion": 0},
+    {"protocolVersion": 65535, "clientCapabilities": None, "_meta": {"sidecar": {}}},
+])
+def test_plain_initialize_params_read_without_pydantic_match_the_model(params: dict[str, Any]) -> None:
+    from sidecar.server.params import InitializeRequest
+
+    quick, full = parse_initialize_params(params), parse(InitializeRequest, params)
+    assert not isinstance(quick, InitializeRequest)
+    assert (quick.protocol_version, quick.client_capabilities) == (full.protocol_version, full.client_capabilities)
+
+
+@pytest.mark.parametrize(("params", "version", "caps"), [
+    ({"protocolVersion": "2"}, 2, None),  # coerced as ACP's schema does
+    ({"protocolVersion": "junk", "clientCapabilities": "junk"}, 1, None),
+    ({"protocolVersion": True}, 1, None),
+    ({"protocol_version": 1}, 1, None),
+])
+def test_other_initialize_params_go_through_the_model(params: dict[str, Any], version: int, caps: Any) -> None:
+    from sidecar.server.params import InitializeRequest
+
+    req = parse_initialize_params(params)
+    assert isinstance(req, InitializeRequest)
+    assert (req.protocol_version, req.client_capabilities) == (version, caps)
+
+
+@pytest.mark.parametrize("params", [{}, {"protocolVersion": -1}, {"protocolVersion": 70000}])
+def test_bad_initialize_params_get_the_model_s_message(params: dict[str, Any]) -> None:
+    from sidecar.server.params import InitializeRequest
+
+    with pytest.raises(RpcError) as quick:
+        parse_initialize_params(params)
+    with pytest.raises(RpcError) as full:
+        parse(InitializeRequest, params)
+    assert quick.value.message == full.value.message
+    assert quick.value.message.startswith("Invalid params: protocolVersion")

@@ -68,15 +68,20 @@ def test_a_transport_error_of_the_web_client_is_still_retried_when_it_was_loaded
     assert _retryable(ValueError("a bug of ours")) == (False, None)
 
 
-# What the LSP transport has imported when it answers ``initialize``: the server and the core, not what
-# a session needs (pydantic, the agent loop, the tools, permissions), which the warm-up imports after.
+# What a transport has imported when it answers ``initialize``: the server and the core, not what a session
+# needs (pydantic, the agent loop, the tools, permissions), which the warm-up imports after.
 STARTUP_IMPORTS = r"""
 import json, sys
 from sidecar.app import build_core
 import sidecar.cli, sidecar.server.lsp
 from sidecar.server.core import SESSION_MODULES
 
-build_core()
+import asyncio, types
+core = build_core()
+core._warmed = True  # no warm-up thread: this checks what answering initialize itself imports
+channel = types.SimpleNamespace()
+answer = asyncio.run(core.initialize({"protocolVersion": 1, "clientCapabilities": {"terminal": True}}, channel))
+assert answer["protocolVersion"] == 1 and channel.client_capabilities["terminal"] is True
 print(json.dumps(sorted(m for m in ("pydantic", "anthropic", "acp", *SESSION_MODULES) if m in sys.modules)))
 """
 
