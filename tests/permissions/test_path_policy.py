@@ -10,7 +10,7 @@ import pytest
 from sidecar.permissions.request import PermissionRequest
 from sidecar.permissions.rules import PathContext, path_rule_could_match_under
 from sidecar.tools.bash.check_command import explain, load_rules
-from sidecar.tools.files.glob import GlobInput, GlobTool
+from sidecar.tools.files.glob import GlobInput, GlobTool, split_walk
 from sidecar.tools.files.grep import GrepInput, GrepTool
 from tests.permissions.perm_support import ctx_of, make_session, write_settings
 
@@ -152,6 +152,21 @@ async def test_glob_leaves_out_denied_files(secret_project: Path) -> None:
     out = await GlobTool().run(GlobInput(pattern="**/*", path=str(secret_project)), ctx_of(session))
     names = out.joined_text().splitlines()
     assert str(secret_project / "src" / "a.py") in names
+    assert not any("secrets" in n or n.endswith(".env") for n in names)
+    assert out.metadata["count"] == len(names)
+
+
+async def test_glob_split_in_two_walks_still_leaves_out_denied_files(secret_project: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Glob's two-ripgrep walk (taken when a core is spare) filters and counts each half the same way."""
+    monkeypatch.setattr("sidecar.tools.files.glob.spare_core", lambda: True)
+    (secret_project / "docs").mkdir(exist_ok=True)
+    (secret_project / "docs" / "token.md").write_text("token\n")
+    assert len(split_walk(secret_project)) == 2
+    session = make_session(secret_project)
+    out = await GlobTool().run(GlobInput(pattern="**/*", path=str(secret_project)), ctx_of(session))
+    names = out.joined_text().splitlines()
+    assert str(secret_project / "src" / "a.py") in names and str(secret_project / "docs" / "token.md") in names
     assert not any("secrets" in n or n.endswith(".env") for n in names)
     assert out.metadata["count"] == len(names)
 
