@@ -17,7 +17,9 @@ export const repoRoot = path.dirname(extensionDir);
 export const python = process.env.SIDECAR_PYTHON ?? path.join(repoRoot, '.venv', 'bin', 'python');
 export const artifacts = path.join(repoRoot, 'artifacts', 'e2e');
 const codeServer =
-  process.env.CODE_SERVER ?? path.join(extensionDir, '.e2e-cache', 'code-server-4.100.3', 'node_modules', '.bin', 'code-server');
+  process.env.CODE_SERVER ??
+  // the same cache scripts/setup-e2e.sh installs into (SIDECAR_E2E_CACHE, else extension/.e2e-cache)
+  path.join(process.env.SIDECAR_E2E_CACHE ?? path.join(extensionDir, '.e2e-cache'), 'code-server-4.100.3', 'node_modules', '.bin', 'code-server');
 const vsix = path.join(extensionDir, 'dist', 'sidecar-vscode.vsix');
 
 const CHROMIUM_FLAGS = [
