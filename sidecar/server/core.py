@@ -116,13 +116,8 @@ def parse_session_params(params: dict[str, Any], *, load: bool) -> Any:
     messages. The first session of a fresh process then never waits for that schema's import (~0.5 s, under
     way in the warm-up thread): a window reload reopens its session at once."""
     dirs = params.get("additionalDirectories")
-    meta = params.get("_meta")
-    plain = (isinstance(params.get("cwd"), str) and (not load or isinstance(params.get("sessionId"), str))
-             and params.get("mcpServers") == []
-             and (dirs is None or (isinstance(dirs, list) and all(isinstance(d, str) for d in dirs)))
-             and (meta is None or isinstance(meta, dict))
-             and not _SCHEMA_FIELD_NAMES.intersection(params))
-    if plain:
+    if (_plain(params, ("cwd", "sessionId") if load else ("cwd",)) and params.get("mcpServers") == []
+            and (dirs is None or (isinstance(dirs, list) and all(isinstance(d, str) for d in dirs)))):
         return _SessionParams(cwd=params["cwd"], session_id=params["sessionId"] if load else None)
     return parse(acp.LoadSessionRequest if load else acp.NewSessionRequest, params)
 
