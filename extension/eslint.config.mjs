@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const nodeGlobals = Object.fromEntries(
-  ['process', 'console', 'fetch', 'setTimeout', 'clearTimeout', 'URL', 'Buffer', 'queueMicrotask'].map((g) => [g, 'readonly']),
+  ['process', 'console', 'fetch', 'setTimeout', 'clearTimeout', 'URL', 'Buffer', 'queueMicrotask', 'performance'].map((g) => [g, 'readonly']),
 );
 
 export default tseslint.config(

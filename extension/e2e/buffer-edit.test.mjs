@@ -38,9 +38,9 @@ async function editorLines() {
 }
 
 async function waitEditor(pred, what, timeoutMs = 30000) {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let lines = [];
-  while (Date.now() < deadline) {
+  while (performance.now() < deadline) {
     lines = await editorLines();
     if (pred(lines)) return lines;
     await sleep(200);

@@ -69,8 +69,8 @@ function spawnLogged(name, command, args, options) {
 }
 
 async function waitForHttp(url, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
     try {
       const r = await fetch(url);
       if (r.status < 500) return;
@@ -139,11 +139,11 @@ export class Harness {
 
   /** Waits until a recorded request satisfies `pred`; returns it. */
   async modelRequest(pred, timeoutMs = 15000) {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = performance.now() + timeoutMs;
     for (;;) {
       const hit = this.modelRequests().find(pred);
       if (hit) return hit;
-      if (Date.now() > deadline) throw new Error('no recorded model request matched');
+      if (performance.now() > deadline) throw new Error('no recorded model request matched');
       await sleep(200);
     }
   }
@@ -313,8 +313,8 @@ export async function runCommand(page, label) {
 
 /** The chat webview's inner frame (VS Code nests the extension's document in iframe#active-frame). */
 export async function chatFrame(page) {
-  const deadline = Date.now() + 60000;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + 60000;
+  while (performance.now() < deadline) {
     for (const f of page.frames()) {
       if (f.name() === 'active-frame' || f.url().includes('fake.html')) {
         try {

@@ -58,8 +58,8 @@ test('Restricted Mode runs nothing the hostile repository brings; trusting the w
   await h.screenshot('trusted');
   await chat.locator('#prompt').fill('again');
   await chat.locator('#send').click();
-  const deadline = Date.now() + 60000;
-  while (!canaries().includes('.canary-sessionstart') && Date.now() < deadline) await sleep(250);
+  const deadline = performance.now() + 60000;
+  while (!canaries().includes('.canary-sessionstart') && performance.now() < deadline) await sleep(250);
   await h.screenshot('after-trust-prompt');
   assert.ok(canaries().includes('.canary-sessionstart'), `the SessionStart hook ran once trusted: ${canaries()}`);
   // The .mcp.json server is still asked about, by name and command; allowed once, it starts.

@@ -125,6 +125,7 @@ class Dispatcher:
 
     async def run(self, call: ToolCall) -> ToolCallResult:
         started = time.time()
+        started_monotonic = time.monotonic()  # the duration survives a wall-clock step
         tool = self.registry.get(call.name)
         streamed: list[str] = []
 
@@ -172,7 +173,7 @@ class Dispatcher:
                 log.exception("after-tool-call observer failed")
         output = self._bounded(call, output)
         output.metadata.update({
-            "tool": call.name, "time": started, "duration_ms": int((time.time() - started) * 1000),
+            "tool": call.name, "time": started, "duration_ms": int((time.monotonic() - started_monotonic) * 1000),
             "is_error": output.is_error,
         })
         await self._finish_update(call, output)

@@ -168,7 +168,7 @@ function endStream(): void {
 
 function finishThought(s: { wrap: HTMLElement; started: number }): void {
   const label = s.wrap.querySelector('summary .thought-label');
-  const secs = Math.max(1, Math.round((Date.now() - s.started) / 1000));
+  const secs = Math.max(1, Math.round((performance.now() - s.started) / 1000));
   if (label && s.wrap.dataset.live === 'true') label.textContent = `Thought for ${secs} s`;
   s.wrap.dataset.live = 'false';
 }
@@ -201,7 +201,7 @@ function appendChunk(kind: 'agent' | 'thought' | 'user', text: string, live = tr
       wrap = el('div', `msg ${kind}`);
       wrap.appendChild(body);
     }
-    const s = { el: body, kind, text: '', wrap, started: Date.now() };
+    const s = { el: body, kind, text: '', wrap, started: performance.now() };
     if (kind === 'agent') wrap.appendChild(copyButton(() => s.text));
     transcript.appendChild(wrap);
     streaming = s;

@@ -102,7 +102,7 @@ export function retryLineText(r: ModelRetry, remainingMs: number): string {
 export class RetryLine {
   private current: { retry: ModelRetry; until: number } | null = null;
 
-  constructor(private readonly now: () => number = () => Date.now()) {}
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   get visible(): boolean {
     return this.current !== null;

@@ -241,7 +241,7 @@ export interface ToolResult {
  * its record every 0.2 s, so this waits (up to `timeoutMs`) for the request that carries it.
  */
 export async function toolResult(model: ScriptedModel, toolUseId: string, timeoutMs = 10000): Promise<ToolResult> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     for (const req of modelRequests(model)) {
       for (const m of req.body.messages ?? []) {
@@ -258,16 +258,16 @@ export async function toolResult(model: ScriptedModel, toolUseId: string, timeou
         }
       }
     }
-    if (Date.now() > deadline) throw new Error(`no tool_result for ${toolUseId} reached the model`);
+    if (performance.now() > deadline) throw new Error(`no tool_result for ${toolUseId} reached the model`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** Polls `condition` every 50 ms until it holds; throws after `timeoutMs`. */
 export async function waitFor(condition: () => boolean, timeoutMs = 15000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -211,16 +211,23 @@ describe("Bash through the ACP client's terminal (official TypeScript SDK)", () 
     const session = await s.newSession();
     const abort = new AbortController();
     const running = s.prompt(session, 'wait', abort.signal);
-    const deadline = Date.now() + 30000;
+    let ended: string | undefined;
+    running.then(
+      (reason) => (ended = reason),
+      (err: unknown) => (ended = String(err)),
+    );
+    // A monotonic clock: this machine's wall clock has been seen to step (a Date.now() deadline fired 1.5 s in).
+    const deadline = performance.now() + 30000;
     while (![...t.terminals.values()].some((term) => term.child.pid !== undefined)) {
-      if (Date.now() > deadline) throw new Error('no terminal was created');
+      if (ended !== undefined) throw new Error(`the prompt ended (${ended}) before a terminal was created`);
+      if (performance.now() > deadline) throw new Error('no terminal was created');
       await new Promise((r) => setTimeout(r, 50));
     }
     const term = [...t.terminals.values()][0];
-    const started = Date.now();
+    const started = performance.now();
     abort.abort();
     expect(await running).toBe('cancelled');
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(1000);
     expect(s.clientRequests.map((r) => r.method).slice(-2)).toEqual(['terminal/kill', 'terminal/release']);
     expect((await term.exited).signal).toBe('SIGKILL');
   });

@@ -262,8 +262,8 @@ describe('the sidecar over LSP, as the extension talks to it', () => {
   it('session/cancel stops a streaming answer', async () => {
     const id = await newSession();
     const turn = prompt(id, 'count');
-    const deadline = Date.now() + 20000;
-    while (!updatesOf(id).some((u) => u.update.sessionUpdate === 'agent_message_chunk') && Date.now() < deadline) {
+    const deadline = performance.now() + 20000;
+    while (!updatesOf(id).some((u) => u.update.sessionUpdate === 'agent_message_chunk') && performance.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
     await sc.connection.sendNotification('session/cancel', { sessionId: id });
