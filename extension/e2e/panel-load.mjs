@@ -4,7 +4,7 @@
 // bench/run's closing table. Every time is taken inside the chat webview's frame (performance.now()).
 //
 //   node e2e/panel-load.mjs [--turns 300] [--deltas 10000] [--runs 3] [--json FILE]
-/* global document, window, performance, requestAnimationFrame, PerformanceObserver, Event */
+/* global document, window, requestAnimationFrame, PerformanceObserver, Event */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
