@@ -6,6 +6,11 @@ One process runs everything, interleaved, best of ``--runs`` each (the machine i
 - reference: ``bash -c 'yes | head -c N > /dev/null'``;
 - pipe floor (context only): ``bash -c 'yes | head -c N | cat > /dev/null'`` — what any reader of a pipe costs
   here, since the tool must read the output through a pipe;
+- zero-copy floor: the same command into a 1 MiB pipe that this process empties with ``splice(2)`` into
+  /dev/null — no byte copied to user space, no work per byte: the least any reader of the output can cost.
+  The tool must keep the head and tail of what it reads, so it cannot do less; the issue's "≤ 2× to /dev/null"
+  lies below this floor on this machine (2.4–4.6× measured, docs/performance.md), so a second row holds the
+  tool to ≤ 1.5× this floor;
 - the Bash tool: the real tool on a real Session (sandbox when bubblewrap works, process group, pump thread,
   bounded file, progress streamed to a sink, bounded result). ``validate`` + ``check_permission`` run first,
   untimed, as the dispatcher does before ``run``; the first one's time (it imports bashlex) is printed.
@@ -37,6 +42,29 @@ REPO = Path(__file__).resolve().parent.parent
 def switches() -> int:
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     return used.ru_nvcsw + used.ru_nivcsw
+
+
+def zero_copy_reader(command: str) -> float:
+    """``command``'s stdout into a 1 MiB pipe, emptied with splice(2) into /dev/null: the cheapest reader."""
+    import fcntl
+
+    read_end, write_end = os.pipe()
+    try:
+        fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        pass  # over /proc/sys/fs/pipe-max-size: the default pipe size
+    null = os.open(os.devnull, os.O_WRONLY)
+    started = time.perf_counter()
+    child = subprocess.Popen(["bash", "-c", command], stdout=write_end)
+    os.close(write_end)
+    try:
+        while os.splice(read_end, null, 1 << 20):
+            pass
+    finally:
+        os.close(read_end)
+        os.close(null)
+    child.wait()
+    return time.perf_counter() - started
 
 
 def shell(script: str, switched: list[int] | None = None) -> float:
@@ -80,6 +108,7 @@ async def main_async(nbytes: int, runs: int) -> None:
     ref_switches: list[int] = []
     ref: list[float] = []
     floor: list[float] = []
+    zero_copy: list[float] = []
     tool_runs: list[float] = []
     checks: list[float] = []
     chars = 0
@@ -91,6 +120,7 @@ async def main_async(nbytes: int, runs: int) -> None:
         for i in range(runs):
             ref.append(shell(f"{command} > /dev/null", ref_switches))
             floor.append(shell(f"{command} | cat > /dev/null"))
+            zero_copy.append(zero_copy_reader(command))
             inp = BashInput(command=command, timeout=600_000)
             ctx = ToolContext(session=session, tool_call_id=f"bench_{i}", _progress=sink)
             started = time.perf_counter()
@@ -114,6 +144,8 @@ async def main_async(nbytes: int, runs: int) -> None:
     print(f"reference (bash, to /dev/null): {fmt(ref)}, context switches per run "
           f"{min(ref_switches):,}-{max(ref_switches):,}")
     print(f"pipe floor (bash, | cat > /dev/null): {fmt(floor)} = {min(floor) / min(ref):.2f}x reference")
+    print(f"zero-copy floor (1 MiB pipe, splice to /dev/null): {fmt(zero_copy)} = "
+          f"{min(zero_copy) / min(ref):.2f}x reference")
     print(
         f"permission check before run (untimed below): first {checks[0]:.2f} s (bashlex import), "
         f"then {min(checks[1:] or checks) * 1000:.1f} ms"
@@ -123,7 +155,8 @@ async def main_async(nbytes: int, runs: int) -> None:
         f"{len(updates)} progress updates"
     )
     print(f"ratio: {min(tool_runs) / min(ref):.2f}x (goal <= 2x); vs pipe floor {min(tool_runs) / min(floor):.2f}x; "
-          f"medians {statistics.median(tool_runs) / statistics.median(ref):.2f}x")
+          f"medians {statistics.median(tool_runs) / statistics.median(ref):.2f}x; "
+          f"vs zero-copy floor {min(tool_runs) / min(zero_copy):.2f}x")
     print(f"peak RSS of the tool process: {rss:.1f} MB (goal <= 150 MB)")
     print("reference: the same command with its output to /dev/null (no reader at all); the pipe floor above is "
           "what any reader of a pipe costs")
@@ -134,6 +167,10 @@ async def main_async(nbytes: int, runs: int) -> None:
     row("bash_output", "Bash output vs shell to /dev/null", f"{ratio:.2f}x ({nbytes / 2**30:.2f} GiB, "
         f"{min(tool_runs):.2f} vs {min(ref):.2f} s, {load}), {rss:.0f} MB", "<= 2x, <= 150 MB",
         ratio <= 2 and rss <= 150)
+    to_floor = min(tool_runs) / min(zero_copy)
+    row("bash_output_floor", "Bash output vs zero-copy pipe reader", f"{to_floor:.2f}x ({min(tool_runs):.2f} vs "
+        f"{min(zero_copy):.2f} s; the floor is {min(zero_copy) / min(ref):.2f}x the /dev/null reference)",
+        "<= 1.5x", to_floor <= 1.5)
 
 
 def main() -> None:

@@ -74,8 +74,8 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
 # Each benchmark reports its headline numbers with ``row``; bench/run sets BENCH_SUMMARY to a file and
 # prints every row, in the order of issue 18's table (``ORDER``), when all benchmarks have run.
 
-ORDER = ["first_prompt", "startup", "glob", "edit", "read_tail", "read_deep", "bash_output", "grep_content",
-         "bash_cancel", "scale_sessions", "scale_long", "scale_watcher_rss", "scale_watcher_notice",
+ORDER = ["first_prompt", "startup", "glob", "edit", "read_tail", "read_deep", "bash_output", "bash_output_floor",
+         "grep_content", "bash_cancel", "scale_sessions", "scale_long", "scale_watcher_rss", "scale_watcher_notice",
          "scale_load", "panel_load", "panel_input", "panel_frames", "panel_final"]
 
 
@@ -105,7 +105,9 @@ def print_summary(path: str) -> None:
     names = {"first_prompt": "first prompt vs tenth", "startup": "startup to LSP initialize vs jedi",
              "glob": "Glob **/*.py vs rg --files -g", "edit": "Edit 1M lines vs read-replace-write+fsync",
              "read_tail": "Read last 2000 lines vs tail -n", "read_deep": "Read 2000 lines deep vs sed -n",
-             "bash_output": "Bash output vs shell to /dev/null", "grep_content": "Grep content vs rg (same output)",
+             "bash_output": "Bash output vs shell to /dev/null",
+             "bash_output_floor": "Bash output vs zero-copy pipe reader",
+             "grep_content": "Grep content vs rg (same output)",
              "bash_cancel": "cancel a running Bash", "scale_sessions": "50 vs 5 concurrent sessions",
              "scale_long": "long session per-turn overhead", "scale_watcher_rss": "watcher RSS, big workspace",
              "scale_watcher_notice": "watcher notice latency, big workspace",

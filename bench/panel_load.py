@@ -19,7 +19,8 @@ It packages the extension (``npm run package``) and runs ``extension/e2e/panel-l
 
 Absolute goals (the user waits on these, nothing to compare with); the machine's load average is printed
 beside them. Needs the e2e tools (``extension/scripts/setup-e2e.sh``: Chromium, code-server, or
-``CODE_SERVER`` naming one); without them it is skipped and its rows say "not run".
+``CODE_SERVER`` naming one; ``SIDECAR_E2E_CACHE`` as for the e2e suite); without them it is skipped and its
+rows say "not run".
 ``--make-session --data DIR --cwd WS`` only writes the session (used by panel-load.mjs), times its
 ``session/load`` by the sidecar alone, and prints both as JSON.
 """
@@ -134,8 +135,10 @@ async def make_session(data: Path, ws: Path, turns: int) -> dict[str, Any]:
 
 
 def e2e_tools_missing() -> str | None:
+    # Where scripts/setup-e2e.sh installs it (SIDECAR_E2E_CACHE, else extension/.e2e-cache), as the harness looks.
+    cache = Path(os.environ.get("SIDECAR_E2E_CACHE") or EXTENSION / ".e2e-cache")
     code_server = os.environ.get("CODE_SERVER") or str(
-        EXTENSION / ".e2e-cache" / "code-server-4.100.3" / "node_modules" / ".bin" / "code-server")
+        cache / "code-server-4.100.3" / "node_modules" / ".bin" / "code-server")
     if not Path(code_server).exists():
         return f"no code-server at {code_server} (run extension/scripts/setup-e2e.sh, or set CODE_SERVER)"
     if not Path("/usr/bin/chromium").exists():
