@@ -10,7 +10,7 @@ import pytest
 from acp import schema
 
 from sidecar.errors import RpcError
-from sidecar.server.core import (
+from sidecar.server.plain_params import (
     parse,
     parse_config_option_params,
     parse_initialize_params,
