@@ -86,13 +86,18 @@ class SidecarProtocol(LanguageServerProtocol):
         header = f"Content-Length: {len(payload)}\r\nContent-Type: {self.CONTENT_TYPE}; charset=utf-8\r\n\r\n"
         self.writer.write(header.encode("ascii") + payload)
 
+    def send_plain(self, message: dict[str, Any]) -> None:
+        """A message that is plain JSON already (our own methods, error answers): written as it is, without
+        a trip through pygls' converter (~2.5x the cost of the write itself)."""
+        self._send_data(message)
+
     def receive(self, raw: Any) -> None:
         """One decoded message body: checked (id, method, jsonrpc), then handed to pygls. Errors that
         pygls would only log are answered, so the client never waits for a reply that will not come."""
         try:
             message = jsonrpc.classify(raw)
         except RpcError as exc:
-            self._send_plain(jsonrpc.error_response(exc.data, exc.code, exc.message))
+            self.send_plain(jsonrpc.error_response(exc.data, exc.code, exc.message))
             return
         if message.kind == "response" and message.id not in self._request_futures:
             log.debug("dropping reply to unknown request %r", message.id)
@@ -103,7 +108,7 @@ class SidecarProtocol(LanguageServerProtocol):
             if method not in self.fm.builtin_features and method not in self.fm.features \
                     and method != "$/cancelRequest":
                 if message.kind == "request":
-                    self._send_plain(jsonrpc.error_response(message.id, METHOD_NOT_FOUND,
+                    self.send_plain(jsonrpc.error_response(message.id, METHOD_NOT_FOUND,
                                                             f"Method not found: {method}"))
                 return
             body = {**body, "params": body.get("params")}
@@ -113,7 +118,7 @@ class SidecarProtocol(LanguageServerProtocol):
             if message.kind == "request":
                 code = exc.code if isinstance(exc, JsonRpcException) else INVALID_PARAMS
                 # The body did not fit the method's params type: that is what -32602 means.
-                self._send_plain(jsonrpc.error_response(message.id, INVALID_PARAMS if code == INTERNAL_ERROR
+                self.send_plain(jsonrpc.error_response(message.id, INVALID_PARAMS if code == INTERNAL_ERROR
                                                         else code, f"Invalid params for {message.body['method']}"))
             return
         try:
@@ -121,13 +126,7 @@ class SidecarProtocol(LanguageServerProtocol):
         except Exception:
             log.exception("unexpected failure handling %s", message.body.get("method"))
             if message.kind == "request":
-                self._send_plain(jsonrpc.error_response(message.id, INTERNAL_ERROR, "Internal error"))
-
-    def _send_plain(self, message: dict[str, Any]) -> None:
-        if self.writer is None:
-            return
-        payload = jsonrpc.dumps(message).encode("utf-8")
-        self.writer.write(f"Content-Length: {len(payload)}\r\n\r\n".encode("ascii") + payload)
+                self.send_plain(jsonrpc.error_response(message.id, INTERNAL_ERROR, "Internal error"))
 
 
 MAX_HEADER_LINE = 8192
@@ -211,8 +210,8 @@ class LspChannel:
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         if method in types.METHOD_TO_TYPES:
             self.server.protocol.notify(method, self._typed(method, params))
-        else:  # ours (session/update …): plain JSON already, no trip through pygls' converter (~2.5x the cost)
-            self.server.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+        else:  # ours (session/update …): plain JSON already
+            self.server.protocol.send_plain({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         msg_id = f"sidecar-{uuid.uuid4().hex[:12]}"
@@ -248,6 +247,8 @@ class LspChannel:
 
 
 class SidecarLanguageServer(LanguageServer):
+    protocol: SidecarProtocol  # built from protocol_cls below
+
     def __init__(self, core: SessionCore) -> None:
         super().__init__("sidecar", "0.1.0", protocol_cls=SidecarProtocol, converter_factory=dict_converter,
                          text_document_sync_kind=types.TextDocumentSyncKind.Full)
@@ -305,19 +306,19 @@ class SidecarLanguageServer(LanguageServer):
             self.shutdown()  # type: ignore[no-untyped-call]
 
     async def _read_frames(self, reader: FrameReader) -> None:
-        protocol: SidecarProtocol = self.protocol  # type: ignore[assignment]
+        protocol = self.protocol
         while self._stop_event is None or not self._stop_event.is_set():
             try:
                 body, problem = await reader.next()
             except EOFError:
                 break
             if body is None:
-                protocol._send_plain(jsonrpc.error_response(None, PARSE_ERROR, f"Parse error: {problem}"))
+                protocol.send_plain(jsonrpc.error_response(None, PARSE_ERROR, f"Parse error: {problem}"))
                 continue
             try:
                 raw = jsonrpc.loads(body)
             except RpcError as exc:
-                protocol._send_plain(jsonrpc.error_response(None, exc.code, exc.message))
+                protocol.send_plain(jsonrpc.error_response(None, exc.code, exc.message))
                 continue
             try:
                 protocol.receive(raw)
