@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.errors import ToolError
+from sidecar.workspace.textfile import BinaryFileError, decode
 
 STREAM_THRESHOLD = 16 * 1024 * 1024
 SAMPLE = 64 * 1024
@@ -95,6 +96,9 @@ class Fingerprint:
     full: bool = True
     # "disk": the file's bytes and stat; "client": the text the editor served (fs/read_text_file).
     source: str = "disk"
+    # A client fingerprint: the digest of the text with CRLF read as LF (an editor may serve LF text for
+    # a CRLF file on disk); equal to ``digest`` when the text has no CRLF.
+    loose: str | None = None
 
     def same_stat(self, other: Fingerprint) -> bool:
         return self.mtime_ns == other.mtime_ns and self.size == other.size and self.source == other.source
@@ -102,7 +106,24 @@ class Fingerprint:
 
 def client_fingerprint(content: bytes) -> Fingerprint:
     """The fingerprint of text the editor served or took (``content``: its UTF-8 bytes)."""
-    return Fingerprint(0, len(content), digest(content), True, source="client")
+    exact = digest(content)
+    loose = digest(content.replace(b"\r\n", b"\n")) if b"\r\n" in content else exact
+    return Fingerprint(0, len(content), exact, True, source="client", loose=loose)
+
+
+def holds_client_text(fp: Fingerprint, data: bytes, data_digest: str | None = None) -> bool:
+    """Whether file bytes ``data`` hold the text a client fingerprint describes, line endings compared
+    loosely (docs/files.md): byte for byte as UTF-8, or decoded (any encoding/BOM ``decode`` reads) with
+    CRLF read as LF."""
+    if fp.size == len(data) and fp.digest == (data_digest or digest(data)):
+        return True
+    if fp.loose is None:
+        return False
+    try:
+        text, _ = decode(data)
+    except BinaryFileError:
+        return False
+    return digest(text.replace("\r\n", "\n").encode("utf-8")) == fp.loose
 
 
 def stat_fingerprint(path: Path) -> Fingerprint | None:
@@ -251,10 +272,10 @@ class ReadLedger:
         stat = (now.mtime_ns, now.size)
         if entry.disk_seen == stat:
             return False
-        if now.size != entry.fingerprint.size or now.size > STREAM_THRESHOLD:
+        if now.size > STREAM_THRESHOLD:
             return True
-        try:
-            same = digest(entry.path.read_bytes()) == entry.fingerprint.digest
+        try:  # no size shortcut: a CRLF file on disk is longer than the LF text an editor may serve
+            same = holds_client_text(entry.fingerprint, entry.path.read_bytes())
         except OSError:
             return True
         if same:
@@ -292,7 +313,7 @@ class ReadLedger:
                             "then make the change.")
         fp = entry.fingerprint
         if fp.source == "client":  # the editor served it: fresh while the disk holds that very text
-            changed = fp.size != len(data) or fp.digest != (data_digest or digest(data))
+            changed = not holds_client_text(fp, data, data_digest)
         else:
             changed = entry.stale or fp.mtime_ns != st.st_mtime_ns or fp.size != st.st_size or (
                 fp.full and fp.digest is not None and fp.digest != (data_digest or digest(data)))

@@ -342,3 +342,32 @@ async def test_without_fs_capabilities_disk_is_read_and_written(
     assert _result(model_server, "toolu_e1")[0].startswith("The file notes.txt has been updated.")
     assert notes.read_text() == "alpha\nBETA\ngamma\n"
     assert asked == []
+
+
+async def test_a_crlf_file_the_editor_serves_with_lf_is_not_reported_when_saved(
+        editor_sidecar: tuple[Harness, Editor], workspace: Path, model_server: ScriptedModelServer) -> None:
+    """An editor may serve `\\n` text for a CRLF file: the same text modulo line endings, so neither the Read
+    nor the watcher (the user saving, a touch) may call it changed; a real change on disk still is."""
+    harness, editor = editor_sidecar
+    dos = workspace / "dos.txt"
+    hello = workspace / "hello.py"
+    dos.write_bytes(b"one\r\ntwo\r\n")
+    editor.buffers[str(dos)] = "one\ntwo\n"
+    model_server.add_turns([
+        _tool("toolu_r1", "Read", file_path=str(dos)),
+        _tool("toolu_r2", "Read", file_path=str(hello)),
+        _say("read"),
+        _say("noted"),
+    ])
+    session = await harness.new_session(workspace)
+    assert await harness.prompt(session, "read both") == "end_turn"
+    assert _result(model_server, "toolu_r1") == ("     1\tone\n     2\ttwo", False)
+    await asyncio.sleep(0.3)
+    dos.write_bytes(b"one\r\ntwo\r\n")  # the user saves the buffer: the same text, CRLF on disk, a new mtime
+    hello.write_text("print('switched branch')\n")  # another text arrives on disk: this one is reported
+    await asyncio.sleep(0.8)
+    assert await harness.prompt(session, "anything new?") == "end_turn"
+    last = model_server.message_requests()[-1].text()
+    assert "hello.py was modified by the user or a linter; re-read before editing." in last
+    assert "dos.txt was modified" not in last
+    assert dos.read_bytes() == b"one\r\ntwo\r\n"
