@@ -107,14 +107,15 @@ async def test_read_serves_the_unsaved_buffer_and_edit_lands_in_it(
 
     assert _result(model_server, "toolu_r1") == (
         "     1\talpha\n     2\tBETA typed, not saved\n     3\tgamma\n\nNote: this is notes.txt as it is open in "
-        "the editor, with changes that are not saved to disk; commands you run (Bash) see the version on disk.",
-        False)
+        "the editor, with changes that are not saved to disk. Edit and Write change it in the editor; commands you "
+        "run (Bash) see the version on disk until it is saved.", False)
     assert _result(model_server, "toolu_r2") == (
         "File unchanged since last read: lines 1-2000 of notes.txt are exactly as your earlier Read returned "
         "them. Use that earlier result instead of reading again.", False)
     assert _result(model_server, "toolu_e1") == (
         "The file notes.txt has been updated. Here's the result of running `cat -n` on a snippet of the edited "
-        "file:\n     1\talpha\n     2\tBETA typed, not saved\n     3\tdelta", False)
+        "file:\n     1\talpha\n     2\tBETA typed, not saved\n     3\tdelta\n\nNote: the editor has not saved "
+        "notes.txt to disk yet; commands you run (Bash) see the version on disk until it is saved.", False)
     # The edit went to the editor, matched against its buffer; disk is byte-identical.
     writes = [p for m, p in editor.requests if m == "fs/write_text_file"]
     assert writes == [{"sessionId": session, "path": str(notes), "content": "alpha\nBETA typed, not saved\ndelta\n"}]
@@ -209,11 +210,14 @@ async def test_write_creates_and_replaces_in_the_editor_keeping_crlf(
     session = await harness.new_session(workspace)
     await _accept_edits(harness, session)
     assert await harness.prompt(session, "write") == "end_turn"
-    assert _result(model_server, "toolu_w1") == (f"File created successfully at: {new} (2 lines).", False)
+    assert _result(model_server, "toolu_w1") == (
+        f"File created successfully at: {new} (2 lines).\n\nNote: the editor has not saved src/new.py to disk yet; "
+        "commands you run (Bash) do not see it until it is saved.", False)
     assert editor.buffers[str(new)] == "x = 1\ny = 2\n"
     assert not new.exists() and not new.parent.exists()  # the editor decides when to save it
     assert _result(model_server, "toolu_w2") == (
-        "The file dos.txt has been overwritten (3 lines added, 2 removed; kept utf-8, CRLF).", False)
+        "The file dos.txt has been overwritten (3 lines added, 2 removed; kept utf-8, CRLF).\n\nNote: the editor has "
+        "not saved dos.txt to disk yet; commands you run (Bash) see the version on disk until it is saved.", False)
     assert editor.buffers[str(dos)] == "uno\r\ndos\r\ntres\r\n"
     assert dos.read_bytes() == b"one\r\ntwo\r\n"
 
@@ -232,15 +236,17 @@ async def test_a_file_created_in_the_editor_can_be_read_and_edited_before_it_is_
     session = await harness.new_session(workspace)
     await _accept_edits(harness, session)
     assert await harness.prompt(session, "plan") == "end_turn"
-    assert _result(model_server, "toolu_w1") == (f"File created successfully at: {new} (2 lines).", False)
+    unsaved = ("\n\nNote: the editor has not saved todo.md to disk yet; commands you run (Bash) do not see it until "
+               "it is saved.")
+    assert _result(model_server, "toolu_w1") == (f"File created successfully at: {new} (2 lines).{unsaved}", False)
     assert _result(model_server, "toolu_e1") == (
         "The file todo.md has been updated. Here's the result of running `cat -n` on a snippet of the edited "
-        "file:\n     1\t- one\n     2\t- two\n     3\t- three", False)
+        f"file:\n     1\t- one\n     2\t- two\n     3\t- three{unsaved}", False)
     assert _result(model_server, "toolu_r1") == (
         "     1\t- one\n     2\t- two\n     3\t- three\n\nNote: todo.md exists only in the editor so far (not "
         "saved to disk); commands you run (Bash) do not see it.", False)
     assert _result(model_server, "toolu_w2") == (
-        "The file todo.md has been overwritten (1 lines added, 3 removed).", False)
+        f"The file todo.md has been overwritten (1 lines added, 3 removed).{unsaved}", False)
     assert editor.buffers[str(new)] == "- done\n"
     assert not new.exists()
 
@@ -371,3 +377,122 @@ async def test_a_crlf_file_the_editor_serves_with_lf_is_not_reported_when_saved(
     assert "hello.py was modified by the user or a linter; re-read before editing." in last
     assert "dos.txt was modified" not in last
     assert dos.read_bytes() == b"one\r\ntwo\r\n"
+
+
+COMBINATIONS = {
+    "neither": {},
+    "write only": {"fs": {"readTextFile": False, "writeTextFile": True}},
+    "read only": {"fs": {"readTextFile": True, "writeTextFile": False}},
+    "both": FS,
+}
+
+
+@pytest.mark.parametrize("combo", list(COMBINATIONS))
+async def test_what_the_model_is_told_fits_each_combination_of_fs_capabilities(
+        sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path, workspace: Path,
+        combo: str) -> None:
+    """The same turn under each of the four `fs` offers: where the text comes from, where the edits land,
+    and every note the model gets about it, exactly."""
+    harness = await start_harness("acp", {**sidecar_env, "SIDECAR_CLIENT_FS_TIMEOUT": "5"}, model_server,
+                                  tmp_path, client_capabilities=COMBINATIONS[combo])
+    editor = Editor()
+    harness.process.handlers["fs/read_text_file"] = editor.read
+    harness.process.handlers["fs/write_text_file"] = editor.write
+    notes = workspace / "notes.txt"
+    dos = workspace / "dos.txt"
+    new = workspace / "new.txt"
+    dos.write_bytes(b"one\r\ntwo\r\n")
+    editor.buffers[str(notes)] = "alpha\nBETA typed\ngamma\n"  # unsaved typing
+    editor.buffers[str(dos)] = "one\ntwo\n"  # the CRLF file served with LF
+    model_server.add_turns([
+        _tool("toolu_r1", "Read", file_path=str(notes)),
+        _tool("toolu_e1", "Edit", file_path=str(notes), old_string="gamma", new_string="delta"),
+        _tool("toolu_r2", "Read", file_path=str(dos)),
+        _tool("toolu_e2", "Edit", file_path=str(dos), old_string="two", new_string="TWO"),
+        _tool("toolu_w1", "Write", file_path=str(new), content="fresh\n"),
+        _say("done"),
+    ])
+    try:
+        session = await harness.new_session(workspace)
+        await _accept_edits(harness, session)
+        assert await harness.prompt(session, "edit") == "end_turn"
+    finally:
+        await harness.process.close()
+    disk_only = combo in ("neither", "write only")  # a client that only writes is not asked either
+    edited = ("The file notes.txt has been updated. Here's the result of running `cat -n` on a snippet of the "
+              "edited file:\n")
+    edited_dos = ("The file dos.txt has been updated. Here's the result of running `cat -n` on a snippet of the "
+                  "edited file:\n     1\tone\n     2\tTWO")
+    created = f"File created successfully at: {new} (1 lines)."
+    assert _result(model_server, "toolu_r2") == ("     1\tone\n     2\ttwo", False)  # same text modulo CRLF
+    if disk_only:
+        assert editor.requests == []
+        assert _result(model_server, "toolu_r1") == ("     1\talpha\n     2\tbeta\n     3\tgamma", False)
+        assert _result(model_server, "toolu_e1") == (edited + "     1\talpha\n     2\tbeta\n     3\tdelta", False)
+        assert _result(model_server, "toolu_e2") == (edited_dos, False)
+        assert _result(model_server, "toolu_w1") == (created, False)
+        assert notes.read_bytes() == b"alpha\nbeta\ndelta\n"
+    elif combo == "read only":
+        assert _result(model_server, "toolu_r1") == (
+            "     1\talpha\n     2\tBETA typed\n     3\tgamma\n\nNote: this is notes.txt as it is open in the "
+            "editor, with changes that are not saved to disk. Edit and Write change the file on disk, not this "
+            "text, and commands you run (Bash) see the version on disk: ask the user to save the file before you "
+            "change it.", False)
+        assert _result(model_server, "toolu_e1") == (
+            "notes.txt has changes in the editor that are not saved to disk, and your Edit would change the file "
+            "on disk (this editor does not take edits from the agent), so nothing was written. Ask the user to "
+            "save the file (or revert its changes) in the editor, then Read it again and redo the change.", True)
+        assert _result(model_server, "toolu_e2") == (edited_dos, False)  # disk holds the editor's text: lands
+        assert _result(model_server, "toolu_w1") == (created, False)
+        assert editor.methods() == ["fs/read_text_file"] * 4  # each file: the Read, the Edit's check
+        assert notes.read_bytes() == b"alpha\nbeta\ngamma\n"
+    else:
+        assert _result(model_server, "toolu_r1") == (
+            "     1\talpha\n     2\tBETA typed\n     3\tgamma\n\nNote: this is notes.txt as it is open in the "
+            "editor, with changes that are not saved to disk. Edit and Write change it in the editor; commands "
+            "you run (Bash) see the version on disk until it is saved.", False)
+        assert _result(model_server, "toolu_e1") == (
+            edited + "     1\talpha\n     2\tBETA typed\n     3\tdelta\n\nNote: the editor has not saved "
+            "notes.txt to disk yet; commands you run (Bash) see the version on disk until it is saved.", False)
+        assert _result(model_server, "toolu_e2") == (
+            edited_dos + "\n\nNote: the editor has not saved dos.txt to disk yet; commands you run (Bash) see the "
+            "version on disk until it is saved.", False)
+        assert _result(model_server, "toolu_w1") == (
+            created + "\n\nNote: the editor has not saved new.txt to disk yet; commands you run (Bash) do not "
+            "see it until it is saved.", False)
+        assert [p for m, p in editor.requests if m == "fs/write_text_file"] == [
+            {"sessionId": session, "path": str(notes), "content": "alpha\nBETA typed\ndelta\n"},
+            {"sessionId": session, "path": str(dos), "content": "one\nTWO\n"},
+            {"sessionId": session, "path": str(new), "content": "fresh\n"}]
+        assert notes.read_bytes() == b"alpha\nbeta\ngamma\n"
+    if combo == "both":
+        assert dos.read_bytes() == b"one\r\ntwo\r\n" and not new.exists()
+    else:  # on disk, CRLF kept
+        assert dos.read_bytes() == b"one\r\nTWO\r\n" and new.read_bytes() == b"fresh\n"
+
+
+async def test_an_editor_that_saves_at_once_gets_no_unsaved_note(
+        editor_sidecar: tuple[Harness, Editor], workspace: Path, model_server: ScriptedModelServer) -> None:
+    """Zed saves what it is sent: then the disk holds the new text and the result says nothing about it."""
+    harness, editor = editor_sidecar
+    notes = workspace / "notes.txt"
+    plain_write = editor.write
+
+    async def write_and_save(params: dict[str, Any]) -> dict[str, Any]:
+        answer = await plain_write(params)
+        Path(params["path"]).write_text(params["content"])
+        return answer
+
+    harness.process.handlers["fs/write_text_file"] = write_and_save
+    model_server.add_turns([
+        _tool("toolu_r1", "Read", file_path=str(notes)),
+        _tool("toolu_e1", "Edit", file_path=str(notes), old_string="gamma", new_string="delta"),
+        _say("done"),
+    ])
+    session = await harness.new_session(workspace)
+    await _accept_edits(harness, session)
+    assert await harness.prompt(session, "edit") == "end_turn"
+    assert _result(model_server, "toolu_e1") == (
+        "The file notes.txt has been updated. Here's the result of running `cat -n` on a snippet of the edited "
+        "file:\n     1\talpha\n     2\tbeta\n     3\tdelta", False)
+    assert notes.read_bytes() == b"alpha\nbeta\ndelta\n"

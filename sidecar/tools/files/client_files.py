@@ -1,10 +1,13 @@
 """The editor's files: Read, Edit and Write through ACP ``fs/read_text_file`` / ``fs/write_text_file``.
 
 When the ACP client advertises ``clientCapabilities.fs.readTextFile``, Read takes a text file's content
-from the editor, so the model sees the unsaved buffer the user sees; with ``fs.writeTextFile``, Edit and
-Write hand the new text to the editor instead of writing disk, so the change lands in the buffer and on
-its undo stack (whether and when it is saved is the editor's business). Governance is unchanged: the
-path step, permission rules and the review run first, exactly as for disk.
+from the editor, so the model sees the unsaved buffer the user sees; with ``fs.writeTextFile`` as well,
+Edit and Write hand the new text to the editor instead of writing disk, so the change lands in the buffer
+and on its undo stack (whether and when it is saved is the editor's business). ``fs.writeTextFile`` alone
+changes nothing (an edit through the editor needs its text). Governance is unchanged: the path step,
+permission rules and the review run first, exactly as for disk. What the model is told depends on the
+offer (``unsaved_read_note``, ``not_saved_note``, ``refuse_disk_write_over_unsaved``; docs/files.md, "The
+four offers").
 
 Decisions (docs/files.md, "The editor's files"):
 
@@ -24,13 +27,21 @@ Decisions (docs/files.md, "The editor's files"):
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sidecar.errors import ToolError
 from sidecar.session import ClientRequestError
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.common import ledger_of
-from sidecar.workspace.ledger import StaleError, client_fingerprint, digest, stat_fingerprint
+from sidecar.workspace.ledger import (
+    STREAM_THRESHOLD,
+    StaleError,
+    client_fingerprint,
+    digest,
+    holds_client_text,
+    stat_fingerprint,
+)
 from sidecar.workspace.textfile import BinaryFileError, decode
 
 
@@ -42,16 +53,26 @@ def client_reads(ctx: ToolContext) -> bool:
 def in_editor_only(ctx: ToolContext, path: Path) -> bool:
     """``path`` is not on disk but the agent knows it from the editor: it created it there (Write through
     the editor) and the editor has not saved it. Read, Edit and Write treat it as an existing file."""
-    if path.exists() or not client_reads(ctx):
+    if path.exists() or not client_takes_edits(ctx):
         return False
     entry = ledger_of(ctx).get(path)
     return entry is not None and entry.fingerprint.source == "client"
 
 
+def client_takes_edits(ctx: ToolContext) -> bool:
+    """Whether Edit and Write go to the editor at all: it offers both ``fs.readTextFile`` and
+    ``fs.writeTextFile``. Writing needs reading: an edit is matched against, and checked with, the text the
+    editor holds; a client that only writes would have its unsaved text replaced unseen, so its files are
+    written on disk as for a client without ``fs`` (docs/files.md)."""
+    client = ctx.session.client
+    return client.fs_capability("readTextFile") and client.fs_capability("writeTextFile")
+
+
 def client_writes(ctx: ToolContext, path: Path) -> bool:
-    """Whether Edit/Write of ``path`` go through the editor: it offers ``fs.writeTextFile`` and the file
-    is new or the agent's view of it came from the editor (a file read from disk is written to disk)."""
-    if not ctx.session.client.fs_capability("writeTextFile"):
+    """Whether Edit/Write of ``path`` go through the editor: it takes edits (``client_takes_edits``) and
+    the file is new or the agent's view of it came from the editor (a file read from disk is written to
+    disk)."""
+    if not client_takes_edits(ctx):
         return False
     entry = ledger_of(ctx).get(path)
     if entry is not None:
@@ -84,6 +105,56 @@ async def write_to_client(ctx: ToolContext, path: Path, who: str, text: str) -> 
     entry = ledger_of(ctx).record_write(path, client_fingerprint(content), content)
     disk = stat_fingerprint(path)
     entry.disk_seen = (disk.mtime_ns, disk.size) if disk is not None else None
+
+
+def unsaved_read_note(ctx: ToolContext, who: str) -> str:
+    """Read's note under a text the editor serves with changes that are not on disk: where Edit and Write
+    land depends on whether the editor takes edits."""
+    if client_takes_edits(ctx):
+        return (f"Note: this is {who} as it is open in the editor, with changes that are not saved to disk. "
+                "Edit and Write change it in the editor; commands you run (Bash) see the version on disk "
+                "until it is saved.")
+    return (f"Note: this is {who} as it is open in the editor, with changes that are not saved to disk. Edit "
+            "and Write change the file on disk, not this text, and commands you run (Bash) see the version "
+            "on disk: ask the user to save the file before you change it.")
+
+
+def not_saved_note(path: Path, who: str, text: str) -> str:
+    """After a write through the editor: a note when the disk does not hold ``text`` (the editor has not
+    saved it), since commands (Bash) see the disk; "" when it does (an editor that saves at once)."""
+    try:
+        if os.stat(path).st_size <= STREAM_THRESHOLD and holds_client_text(client_fingerprint(text.encode("utf-8")),
+                                                                           path.read_bytes()):
+            return ""
+    except FileNotFoundError:
+        return (f"\n\nNote: the editor has not saved {who} to disk yet; commands you run (Bash) do not see it "
+                "until it is saved.")
+    except OSError:
+        pass
+    return (f"\n\nNote: the editor has not saved {who} to disk yet; commands you run (Bash) see the version on "
+            "disk until it is saved.")
+
+
+async def refuse_disk_write_over_unsaved(ctx: ToolContext, path: Path, who: str, tool: str) -> None:
+    """A client that serves files but takes no edits: Edit/Write of a file the agent saw in the editor go
+    to disk, so they are refused while the editor holds changes that are not on disk (they would be
+    overwritten there, or the editor's text silently differ from the file), as for a dirty LSP buffer."""
+    if client_takes_edits(ctx) or not client_reads(ctx):
+        return
+    entry = ledger_of(ctx).get(path)
+    if entry is None or entry.fingerprint.source != "client" or not path.is_file():
+        return
+    text = await read_from_client(ctx, path, who)
+    try:
+        if os.stat(path).st_size > STREAM_THRESHOLD or holds_client_text(
+                client_fingerprint(text.encode("utf-8")), path.read_bytes()):
+            return
+    except OSError:
+        return  # the disk path reports it
+    raise ToolError(f"{who} has changes in the editor that are not saved to disk, and your {tool} would change "
+                    "the file on disk (this editor does not take edits from the agent), so nothing was "
+                    "written. Ask the user to save the file (or revert its changes) in the editor, then Read "
+                    "it again and redo the change.")
 
 
 def _failure(verb: str, who: str, exc: ClientRequestError) -> str:

@@ -24,7 +24,9 @@ from sidecar.tools.files.client_files import (
     client_staleness,
     client_writes,
     in_editor_only,
+    not_saved_note,
     read_from_client,
+    refuse_disk_write_over_unsaved,
     require_unchanged_during_review,
     write_to_client,
 )
@@ -136,6 +138,7 @@ class EditTool(Tool[EditInput]):
         start_watching(ctx)
         if client_writes(ctx, path):  # the editor's text, through fs/read_text_file + fs/write_text_file
             return await _edit_in_editor(ctx, path, who, inp)
+        await refuse_disk_write_over_unsaved(ctx, path, who, "Edit")
         if buffers_for(ctx.session).is_dirty(path) and ctx.session.client.can_edit_buffers():
             return await edit_buffer(ctx, path, who, inp.old_string, inp.new_string, inp.replace_all,
                                      inp.model_dump())  # into the editor's buffer, disk untouched
@@ -254,7 +257,8 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
             raise ToolError(f"{who} was created by someone else while your Edit was being reviewed. "
                             "Nothing was written. Read it, then decide how to change it.")
         await write_to_client(ctx, path, who, landing.final_text)
-        return ToolOutput(blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
+        return ToolOutput(blocks=[TextBlock(f"Created {who}." + not_saved_note(path, who, landing.final_text)
+                                            + _extra(landing.summary))],
                           editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
     before = await diagnostics_snapshot(ctx, path) if diagnose else None
     text = await read_from_client(ctx, path, who)
@@ -285,7 +289,8 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
         head += f" ({change.replaced} occurrences replaced)"
     summary = "\n\n".join(x for x in (outside, landing.summary) if x)
     out = ToolOutput(blocks=[TextBlock(f"{head}. Here's the result of running `cat -n` on a snippet of the edited "
-                                       f"file:\n{_result_snippet(change, landing.final_text)}" + _extra(summary))],
+                                       f"file:\n{_result_snippet(change, landing.final_text)}"
+                                       + not_saved_note(path, who, landing.final_text) + _extra(summary))],
                      editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
     return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
 

@@ -20,7 +20,13 @@ from pydantic import Field
 from sidecar.errors import ToolError
 from sidecar.tools.base import ImageBlock, Location, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
-from sidecar.tools.files.client_files import client_reads, in_editor_only, read_from_client, record_client_read
+from sidecar.tools.files.client_files import (
+    client_reads,
+    in_editor_only,
+    read_from_client,
+    record_client_read,
+    unsaved_read_note,
+)
 from sidecar.tools.files.common import (
     ledger_of,
     read_bytes,
@@ -251,8 +257,7 @@ async def _read_editor_text(path: Path, ctx: ToolContext, inp: ReadInput) -> Too
             out.metadata["unsaved"] = True
         elif disk_text is not None and text.replace("\r\n", "\n") != disk_text.replace("\r\n", "\n") \
                 and isinstance(last, TextBlock):
-            last.text += (f"\n\nNote: this is {who} as it is open in the editor, with changes that are not "
-                          "saved to disk; commands you run (Bash) see the version on disk.")
+            last.text += "\n\n" + unsaved_read_note(ctx, who)
             out.metadata["unsaved"] = True
     out.metadata["source"] = "editor"
     return out

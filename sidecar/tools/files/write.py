@@ -18,7 +18,9 @@ from sidecar.tools.files.client_files import (
     client_staleness,
     client_writes,
     in_editor_only,
+    not_saved_note,
     read_from_client,
+    refuse_disk_write_over_unsaved,
     require_unchanged_during_review,
     write_to_client,
 )
@@ -84,6 +86,7 @@ class WriteTool(Tool[WriteInput]):
         start_watching(ctx)
         if client_writes(ctx, path):  # the editor's text, through fs/read_text_file + fs/write_text_file
             return await _write_in_editor(ctx, path, who, inp)
+        await refuse_disk_write_over_unsaved(ctx, path, who, "Write")
         refuse_if_dirty(ctx, path)
         # The file's errors before the change, so the result can name the ones the change introduced.
         before = await diagnostics_snapshot(ctx, path) if path.exists() else None
@@ -143,6 +146,7 @@ async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInp
         await write_to_client(ctx, path, who, landing.final_text)
         lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
         return ToolOutput(blocks=[TextBlock(f"File created successfully at: {path} ({lines} lines)."
+                                            + not_saved_note(path, who, landing.final_text)
                                             + (f"\n\n{landing.summary}" if landing.summary else ""))],
                           editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
     before = await diagnostics_snapshot(ctx, path) if diagnose else None
@@ -157,7 +161,7 @@ async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInp
     await write_to_client(ctx, path, who, landing.final_text)
     d = make_diff(old_text, landing.final_text, who)
     text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
-            + (f"; kept {enc.describe()}" if enc.crlf else "") + ").")
+            + (f"; kept {enc.describe()}" if enc.crlf else "") + ")." + not_saved_note(path, who, landing.final_text))
     out = ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
                      editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
     return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
