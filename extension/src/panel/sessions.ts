@@ -52,7 +52,9 @@ export interface ContextItem {
 
 export type ToView =
   | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed: boolean; pending: number; roots: string[]; configOptions: SessionConfigOption[] }
-  | { type: 'clear' }
+  | { type: 'clear'; replay?: boolean }
+  /** The `session/load` that `clear` with `replay: true` announced has answered: the replay is whole. */
+  | { type: 'replayDone' }
   | { type: 'update'; update: SessionNotification['update'] }
   | { type: 'userPrompt'; text: string; context: ContextItem[]; promptId: string }
   | { type: 'userMessageId'; promptId: string; messageId: string }
@@ -247,13 +249,19 @@ export class Sessions {
   async load(sessionId: string): Promise<void> {
     this.sessionId = sessionId;
     this.onSessionChanged(sessionId);
-    this.view.post({ type: 'clear' });
+    // The replay's updates come before the answer; the panel holds them and draws the newest turns first.
+    this.view.post({ type: 'clear', replay: true });
     this.pushState();
-    const r = await this.conn().sendRequest<object, { modes?: { currentModeId: string } | null; configOptions?: SessionConfigOption[] | null } | null>(SessionLoad, {
-      sessionId,
-      cwd: this.cwd(),
-      mcpServers: [],
-    });
+    let r: { modes?: { currentModeId: string } | null; configOptions?: SessionConfigOption[] | null } | null;
+    try {
+      r = await this.conn().sendRequest<object, typeof r>(SessionLoad, {
+        sessionId,
+        cwd: this.cwd(),
+        mcpServers: [],
+      });
+    } finally {
+      this.view.post({ type: 'replayDone' });
+    }
     if (r?.modes?.currentModeId) this.mode = r.modes.currentModeId;
     this.pendingConfig.clear();
     this.setConfigOptions(r?.configOptions);

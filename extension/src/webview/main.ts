@@ -7,7 +7,7 @@ import { Composer } from './composer';
 import { pickerSelects, renderPicker } from './configPicker';
 import { md } from './markdown';
 import { MessageActions, truncateTranscript } from './messageActions';
-import { errorView, type ErrorView, type ModelRetry, RetryLine, sentPrompt, turnEndOf, type TurnEndView, turnEndView } from './replay';
+import { errorView, type ErrorView, type ModelRetry, OlderTurns, PANEL_STATE_UPDATES, planReplay, RetryLine, sentPrompt, turnEndOf, type TurnEndView, turnEndView } from './replay';
 import { ScrollFollower, atBottom } from './scroll';
 import { tokenSize } from './summary';
 import type { SessionConfigOption } from '../shared/configOptions';
@@ -54,6 +54,8 @@ let ready = false;
 let roots: string[] = [];
 /** The message element receiving streamed chunks, and its raw Markdown. */
 let streaming: { el: HTMLElement; kind: string; text: string; wrap: HTMLElement; started: number } | null = null;
+/** Where messages, cards and turn ends are appended: the transcript, or a detached piece of older replayed turns. */
+let target: HTMLElement = transcript;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -150,6 +152,11 @@ function renderMarkdown(target: HTMLElement, text: string): void {
 const dirty = new Set<{ el: HTMLElement; text: string }>();
 let pendingRender = false;
 function scheduleRender(): void {
+  if (olderDirty) {
+    // drawing older replayed turns apart: rendered when the piece is done, before it is shown
+    if (streaming) olderDirty.add(streaming);
+    return;
+  }
   if (streaming) dirty.add(streaming);
   if (pendingRender) return;
   pendingRender = true;
@@ -203,7 +210,7 @@ function appendChunk(kind: 'agent' | 'thought' | 'user', text: string, live = tr
     }
     const s = { el: body, kind, text: '', wrap, started: performance.now() };
     if (kind === 'agent') wrap.appendChild(copyButton(() => s.text));
-    transcript.appendChild(wrap);
+    target.appendChild(wrap);
     streaming = s;
   }
   streaming.text += text;
@@ -223,7 +230,7 @@ const cards = new Cards({
   roots: () => roots,
   post: (m) => vscode.postMessage(m),
   changed: contentChanged,
-  container: () => transcript,
+  container: () => target,
   breakStream: endStream,
 });
 
@@ -258,9 +265,11 @@ function usage(u: Update): void {
   if (bar && size) bar.style.width = `${Math.min(100, (used / size) * 100)}%`;
 }
 
-function onUpdate(u: Update): void {
+/** One update, live or replayed; `transcriptOnly` (a replay drawn out of order) skips the panel-state ones. */
+function onUpdate(u: Update, transcriptOnly = false): void {
   if (u.sessionUpdate !== 'user_message_chunk') replayedUser = null;
-  if (u.sessionUpdate !== 'available_commands_update' && u.sessionUpdate !== 'usage_update' && u.sessionUpdate !== 'current_mode_update' && u.sessionUpdate !== 'config_option_update') clearRetryLine();
+  if (transcriptOnly && PANEL_STATE_UPDATES.has(u.sessionUpdate)) return;
+  if (!olderDirty && u.sessionUpdate !== 'available_commands_update' && u.sessionUpdate !== 'usage_update' && u.sessionUpdate !== 'current_mode_update' && u.sessionUpdate !== 'config_option_update') clearRetryLine();
   switch (u.sessionUpdate) {
     case 'agent_message_chunk': {
       const end = turnEndOf(u);
@@ -410,7 +419,7 @@ function replayedChunk(u: Update): void {
     endStream();
     dropRetryButtons();
     const wrap = el('div', 'msg user');
-    transcript.appendChild(wrap);
+    target.appendChild(wrap);
     replayedUser = { key, blocks: [], wrap };
   }
   replayedUser.blocks.push(block);
@@ -459,12 +468,12 @@ function dropRetryButtons(): void {
 function drawTurnEnd(v: TurnEndView): void {
   endStream();
   replayedUser = null;
-  clearRetryLine();
-  if (v.note) transcript.appendChild(el('div', `turn-end ${v.reason}`, v.note));
-  if (v.error) transcript.appendChild(errorLine(v.error));
+  if (!olderDirty) clearRetryLine();
+  if (v.note) target.appendChild(el('div', `turn-end ${v.reason}`, v.note));
+  if (v.error) target.appendChild(errorLine(v.error));
   const end = el('div', 'turn-marker');
   end.dataset.stopReason = v.reason;
-  transcript.appendChild(end);
+  target.appendChild(end);
   // The live echo's local id has served (the message has its sidecar id by now): live and replayed match.
   for (const w of liveEchoes) delete w.dataset.promptId;
   liveEchoes.clear();
@@ -502,6 +511,109 @@ function clearRetryLine(): void {
   retryEl = null;
 }
 
+// ------------------------------------------------------------------------------------ session/load replays
+
+// A `session/load` replay (~2,700 updates for 300 turns) comes between a `clear` with `replay: true` and a
+// `replayDone` (sent when the load answered). Drawing each update as it came built every turn's DOM and
+// Markdown, oldest first, while the later batches waited behind that work, so the turns the user looks at
+// (the last ones) came last. The replay is now held as it arrives (an array push each), then drawn newest
+// turns first: the panel state (usage, mode, commands, plan) as the replay leaves it, the last turns at
+// once, and the older ones in idle time, a few turns at a time, each piece drawn apart and put above the
+// transcript in one insertion (the view stays at the bottom, or where the user scrolled to). The end is
+// the DOM the replay drawn in order gives (replay.ts plans the pieces; e2e/webview-replay.test.mjs checks).
+
+/** The replay being received, or null. */
+let replaying: Update[] | null = null;
+/** The older turns still to draw. */
+let older: OlderTurns<HTMLElement> | null = null;
+/** While an older piece is drawn: its messages whose Markdown is rendered before it is shown. */
+let olderDirty: Set<{ el: HTMLElement; text: string }> | null = null;
+const waitLine = el('div', 'replay-wait', 'Opening the conversation…');
+
+function finishReplay(): void {
+  const updates = replaying;
+  replaying = null;
+  waitLine.remove();
+  if (!updates) return;
+  const plan = planReplay(updates);
+  for (const u of plan.state) onUpdate(u);
+  for (let i = plan.tailStart; i < updates.length; i++) onUpdate(updates[i] as Update, true);
+  if (!plan.pieces.length) return;
+  older = new OlderTurns<HTMLElement>(
+    {
+      draw: (start, end) => drawOlder(updates, start, end),
+      prepend: prependOlder,
+      idle: (run) => {
+        if (typeof requestIdleCallback === 'function') requestIdleCallback((d) => run(d.didTimeout ? 8 : Math.min(20, Math.max(4, d.timeRemaining()))), { timeout: 100 });
+        else setTimeout(() => run(8), 0);
+      },
+      now: () => performance.now(),
+    },
+    plan.pieces,
+  );
+  older.start();
+}
+
+/** Older replayed turns drawn into a detached box; what the live transcript tracks is left as it was. */
+function drawOlder(updates: Update[], start: number, end: number): HTMLElement {
+  const box = el('div');
+  const saved = { streaming, replayedUser };
+  const retries = [...retryButtons];
+  const echoes = [...liveEchoes];
+  retryButtons.clear();
+  liveEchoes.clear();
+  streaming = null;
+  replayedUser = null;
+  target = box;
+  const rendered = new Set<{ el: HTMLElement; text: string }>();
+  olderDirty = rendered;
+  try {
+    for (let i = start; i < end; i++) onUpdate(updates[i] as Update, true);
+    endStream();
+    for (const m of rendered) renderMarkdown(m.el, m.text);
+    // The next prompt (drawn already, below) removed these, as it does in order.
+    dropRetryButtons();
+  } finally {
+    olderDirty = null;
+    target = transcript;
+    ({ streaming, replayedUser } = saved);
+    for (const b of retries) retryButtons.add(b);
+    for (const w of echoes) liveEchoes.add(w);
+  }
+  return box;
+}
+
+/** Puts drawn older turns above the transcript; the view keeps to the bottom, or to what the user looks at. */
+function prependOlder(boxes: HTMLElement[]): void {
+  const piece = document.createDocumentFragment();
+  for (const b of boxes) piece.append(...Array.from(b.childNodes));
+  const fromBottom = follower.following ? null : transcript.scrollHeight - transcript.scrollTop;
+  transcript.prepend(piece);
+  if (fromBottom === null) {
+    scrollToBottom();
+  } else {
+    transcript.scrollTop = transcript.scrollHeight - fromBottom;
+    programmaticTop = transcript.scrollTop;
+  }
+}
+
+/** The whole replay in the transcript now (the older turns too). */
+/** A live update of a tool call whose card is in an older piece not drawn yet. */
+function needsOlderCard(u: Update): boolean {
+  return u.sessionUpdate === 'tool_call_update' && typeof u.toolCallId === 'string' && !cards.has(u.toolCallId);
+}
+
+function drainReplay(): void {
+  if (replaying) finishReplay();
+  older?.drain();
+  older = null;
+}
+
+/** While a replay is held, these go through; any other message draws the replay first (order kept). */
+const BESIDE_REPLAY = new Set(['state', 'fileResults', 'addContext', 'update', 'replayDone', 'clear']);
+/** These need every turn in the transcript (they find a message or card by its id). */
+const WHOLE_TRANSCRIPT = new Set(['truncate', 'focusCard', 'approval', 'approvalDone', 'decided']);
+
 type Message = { type: string } & Record<string, unknown>;
 
 // The extension host sends what piled up in one tick as one `batch` (a session/load replay is thousands of
@@ -513,11 +625,16 @@ window.addEventListener('message', (ev: MessageEvent) => {
 });
 
 function handle(m: Message): void {
+  if (replaying && !BESIDE_REPLAY.has(m.type)) finishReplay();
+  if (older && (WHOLE_TRANSCRIPT.has(m.type) || (m.type === 'update' && needsOlderCard(m.update as Update)))) drainReplay();
   switch (m.type) {
     case 'state':
       state(m as unknown as Parameters<typeof state>[0]);
       break;
     case 'clear':
+      older?.cancel();
+      older = null;
+      replaying = m.replay === true ? [] : null;
       clearRetryLine();
       replayedUser = null;
       liveEchoes.clear();
@@ -529,9 +646,14 @@ function handle(m: Message): void {
       usageEl.textContent = '';
       follower.jump();
       pill.hidden = true;
+      if (replaying) transcript.appendChild(waitLine);
       break;
     case 'update':
-      onUpdate(m.update as Update);
+      if (replaying) replaying.push(m.update as Update);
+      else onUpdate(m.update as Update);
+      break;
+    case 'replayDone':
+      finishReplay();
       break;
     case 'userPrompt':
       userMessage(String(m.text), (m.context as ContextItem[]) ?? [], m.promptId as string | undefined);

@@ -192,3 +192,165 @@ export function sentPrompt(blocks: Record<string, unknown>[], roots: string[]): 
   }
   return { text: texts.join('\n\n'), context };
 }
+
+// ------------------------------------------------------------------------------------ a long replay, newest turns first
+
+type Update = Record<string, unknown> & { sessionUpdate: string };
+
+/** Updates that set the panel's state around the transcript (the usage meter, the mode, the slash commands, the plan). */
+export const PANEL_STATE_UPDATES: ReadonlySet<string> = new Set(['usage_update', 'current_mode_update', 'available_commands_update', 'config_option_update', 'plan']);
+
+/**
+ * How the panel draws a `session/load` replay it has received whole: the panel-state updates that show in
+ * the end, the newest turns drawn at once (`tailStart` to the end), then the older ones as `pieces`
+ * (`[start, end)` ranges of updates, newest first), each put above what is drawn already, in idle time.
+ * Drawn so, the transcript ends as the replay drawn in order would be.
+ */
+export interface ReplayPlan {
+  state: Update[];
+  tailStart: number;
+  pieces: [number, number][];
+}
+
+/** A tool call's id, for the updates that carry one. */
+function toolCallIdOf(u: Update): string | undefined {
+  return (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') && typeof u.toolCallId === 'string' ? u.toolCallId : undefined;
+}
+
+/**
+ * Where a replay can be cut into pieces drawn apart: where a prompt (a new user message) begins, and only
+ * where nothing after the cut refers to a tool call that began before it (a card is made by its first
+ * update and found by the later ones). Ascending; always 0 first.
+ */
+export function replayCuts(updates: readonly Update[]): number[] {
+  const starts: number[] = [0];
+  const span = new Map<string, [number, number]>();
+  let prevUser: string | null = null;
+  for (let i = 0; i < updates.length; i++) {
+    const u = updates[i] as Update;
+    if (u.sessionUpdate === 'user_message_chunk') {
+      const key = typeof u.messageId === 'string' ? u.messageId : '';
+      if (prevUser !== key && i > 0) starts.push(i);
+      prevUser = key;
+    } else {
+      prevUser = null;
+    }
+    const id = toolCallIdOf(u);
+    if (id !== undefined) {
+      const s = span.get(id);
+      if (s) s[1] = i;
+      else span.set(id, [i, i]);
+    }
+  }
+  // A cut at c is out when a tool call began before c and has an update at or after it: c in (first, last].
+  const inside = new Int32Array(updates.length + 2);
+  for (const [from, to] of span.values()) {
+    if (to === from) continue;
+    inside[from + 1] = (inside[from + 1] as number) + 1;
+    inside[to + 1] = (inside[to + 1] as number) - 1;
+  }
+  const cuts: number[] = [];
+  let open = 0;
+  let k = 0;
+  for (const c of starts) {
+    for (; k <= c; k++) open += inside[k] as number;
+    if (open === 0) cuts.push(c);
+  }
+  return cuts;
+}
+
+/** The last update of each panel-state kind that changes what shows, in replay order. */
+export function replayState(updates: readonly Update[]): Update[] {
+  const last = new Map<string, number>();
+  updates.forEach((u, i) => {
+    if (!PANEL_STATE_UPDATES.has(u.sessionUpdate)) return;
+    // A usage update without a count, or a mode update without a mode, changes nothing.
+    if (u.sessionUpdate === 'usage_update' && typeof u.used !== 'number') return;
+    if (u.sessionUpdate === 'current_mode_update' && typeof u.currentModeId !== 'string') return;
+    last.set(u.sessionUpdate, i);
+  });
+  return [...last.values()].sort((a, b) => a - b).map((i) => updates[i] as Update);
+}
+
+/**
+ * The plan for drawing a replay: the tail is the newest turns up to `tailTurns` of them or `tailUpdates`
+ * updates (at least one turn: what the user looks at first, drawn at once); the older turns are cut into
+ * pieces of at most `pieceTurns` turns.
+ */
+export function planReplay(updates: readonly Update[], opts: { tailTurns?: number; tailUpdates?: number; pieceTurns?: number } = {}): ReplayPlan {
+  const tailTurns = opts.tailTurns ?? 20;
+  const tailUpdates = opts.tailUpdates ?? 400;
+  const pieceTurns = Math.max(1, opts.pieceTurns ?? 4);
+  const cuts = replayCuts(updates);
+  const n = updates.length;
+  let t = cuts.length - 1;
+  while (t > 0 && cuts.length - t < tailTurns && n - (cuts[t - 1] as number) <= tailUpdates) t--;
+  const tailStart = cuts[t] as number;
+  const pieces: [number, number][] = [];
+  for (let end = t; end > 0; end -= pieceTurns) {
+    const start = Math.max(0, end - pieceTurns);
+    pieces.push([cuts[start] as number, cuts[end] as number]);
+  }
+  return { state: replayState(updates), tailStart, pieces };
+}
+
+/** What drawing the older turns of a replay needs from the panel (main.ts; the unit tests fake it). */
+export interface OlderTurnsHost<P> {
+  /** Draws updates `[start, end)` apart from the transcript (nothing shown changes) and returns them. */
+  draw(start: number, end: number): P;
+  /** Puts drawn pieces, oldest first, above everything in the transcript. */
+  prepend(pieces: P[]): void;
+  /** Calls `run` when the panel is idle, with the time it may take (ms). */
+  idle(run: (budgetMs: number) => void): void;
+  now(): number;
+}
+
+/**
+ * The older turns of a replay, drawn in idle time above the newest ones, newest piece first: each idle
+ * call draws pieces until its budget is spent (at least one) and puts them in the transcript at once.
+ */
+export class OlderTurns<P> {
+  private next = 0;
+  private cancelled = false;
+  private scheduled = false;
+
+  constructor(
+    private readonly host: OlderTurnsHost<P>,
+    private readonly pieces: readonly [number, number][],
+  ) {}
+
+  get done(): boolean {
+    return this.cancelled || this.next >= this.pieces.length;
+  }
+
+  start(): void {
+    if (this.done || this.scheduled) return;
+    this.scheduled = true;
+    this.host.idle((budget) => {
+      this.scheduled = false;
+      if (this.done) return;
+      this.run(budget);
+      this.start();
+    });
+  }
+
+  /** Everything left, now: something needs the whole transcript (a rewind, a card to show). */
+  drain(): void {
+    if (!this.done) this.run(Infinity);
+  }
+
+  /** The transcript was cleared: nothing more is drawn. */
+  cancel(): void {
+    this.cancelled = true;
+  }
+
+  private run(budgetMs: number): void {
+    const began = this.host.now();
+    const drawn: P[] = [];
+    do {
+      const [start, end] = this.pieces[this.next++] as [number, number];
+      drawn.unshift(this.host.draw(start, end));
+    } while (!this.done && this.host.now() - began < budgetMs);
+    this.host.prepend(drawn);
+  }
+}

@@ -107,7 +107,8 @@ describe('sessions', () => {
     posted = [];
     conn.answers.set('session/load', () => null);
     await sessions.load('old');
-    expect(posted[0]).toEqual({ type: 'clear' });
+    expect(posted[0]).toEqual({ type: 'clear', replay: true });
+    expect(posted.filter((m) => m.type === 'replayDone')).toHaveLength(1);
     expect(sessions.sessionId).toBe('old');
   });
 });
