@@ -140,6 +140,7 @@ async def start_session(core: SessionCore, session: Session) -> None:
     session.services["ledger"] = ledger
     checkpoints = await asyncio.to_thread(start_checkpoints, session)  # persisted: reloaded on session/load
     session.services["checkpoints"] = checkpoints
+    checkpoints.attach(ledger)
     session.services["rewind"] = checkpoints.rewind
     session.services.setdefault("before_tool_call", []).append(checkpoints.before_tool)
     session.services.setdefault("after_tool_call", []).append(checkpoints.after_tool)

@@ -12,7 +12,10 @@ restores, for every path a tool snapshot of that message's turn or a later one c
 had in the snapshot before that turn (deleting files that did not exist then), and truncates the
 conversation to just before that message (store event ``{"type": "truncate"}``). A path that someone
 else also changed after the agent (between turns, or since the last snapshot: compared with a snapshot
-taken at the rewind) is not clobbered: it is reported in ``conflicts`` and left as it is. Message ids are
+taken at the rewind) is not clobbered: it is reported in ``conflicts`` and left as it is. What the agent
+handed an ACP editor with ``fs/write_text_file`` is recorded per turn (``Checkpoint.editor``: the editor's
+text before, the text handed over; kept in files beside ``checkpoints.json``) and handed back the same way
+after the disk restore (``restoredInEditor``; docs/orchestration.md). Message ids are
 returned by each ``session/prompt`` in ``_meta.sidecar.userMessageId``. Checkpoints beyond
 ``MAX_CHECKPOINTS`` are dropped (oldest first) and their git objects pruned; repositories of sessions
 untouched for 30 days are removed when a session starts.
@@ -21,6 +24,7 @@ untouched for 30 days are removed when a session starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -32,13 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.errors import ToolError
-from sidecar.workspace.ledger import Fingerprint, LedgerEntry, ReadLedger
+from sidecar.session import ClientRequestError
+from sidecar.workspace.ledger import Fingerprint, LedgerEntry, ReadLedger, digest
 from sidecar.workspace.shadow import ShadowError, ShadowRepo, prune_old_repos
 from sidecar.workspace.textfile import atomic_write
 
 log = logging.getLogger(__name__)
 
 MAX_CHECKPOINTS = 100
+EDITOR_TEXTS = "editor"  # the editor's texts a rewind may hand back, beside checkpoints.json
 MAX_REPO_AGE_S = 30 * 24 * 3600
 WRITING_TOOLS = frozenset({"Edit", "Write", "NotebookEdit", "Bash"})
 
@@ -51,6 +57,7 @@ class ObservedLedger(ReadLedger):
         self.on_read: list[Callable[[Path], None]] = []
         self.before_write: list[Callable[[Path, bytes], None]] = []
         self.on_write: list[Callable[[Path, Fingerprint], None]] = []
+        self.on_editor_change: list[Callable[[Path, str | None, str], None]] = []
 
     def record_read(self, path: Path, fp: Fingerprint, range_key: str, content: bytes | None = None) -> Any:
         entry = super().record_read(path, fp, range_key, content)
@@ -74,6 +81,10 @@ class ObservedLedger(ReadLedger):
             observer(path, fp)
         return super().record_write(path, fp, content)
 
+    def note_editor_change(self, path: Path, before: str | None, after: str) -> None:
+        for observer in self.on_editor_change:
+            observer(path, before, after)
+
     def clear(self) -> None:
         for path in list(self.paths()):
             self.forget(path)
@@ -84,15 +95,24 @@ class Checkpoint:
     message_id: str
     history_length: int  # len(history) before the turn's user message; -1 once compacted away
     snapshots: list[tuple[str, str]] = field(default_factory=list)  # (kind "turn"|"tool", commit)
+    # Files the agent changed through the editor (fs/write_text_file) in this turn: path → (the key of
+    # the editor's text before the turn's first change, None for a file the editor did not have; the key
+    # of the text the agent last handed over). Keys name files under ``editor/`` beside checkpoints.json.
+    editor: dict[str, tuple[str | None, str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"messageId": self.message_id, "historyLength": self.history_length,
-                "snapshots": [list(s) for s in self.snapshots]}
+        data: dict[str, Any] = {"messageId": self.message_id, "historyLength": self.history_length,
+                                "snapshots": [list(s) for s in self.snapshots]}
+        if self.editor:
+            data["editor"] = {p: {"before": b, "after": a} for p, (b, a) in self.editor.items()}
+        return data
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Checkpoint:
+        editor = {str(p): (None if r.get("before") is None else str(r["before"]), str(r["after"]))
+                  for p, r in (data.get("editor") or {}).items()}
         return Checkpoint(str(data["messageId"]), int(data["historyLength"]),
-                          [(str(k), str(c)) for k, c in data.get("snapshots", [])])
+                          [(str(k), str(c)) for k, c in data.get("snapshots", [])], editor)
 
 
 def checkpoints_root(session: Any) -> Path:
@@ -130,7 +150,50 @@ class Checkpoints:
         atomic_write(self.dir / "checkpoints.json", json.dumps(data).encode(), durable=False)
 
     def attach(self, ledger: ObservedLedger) -> None:
-        """Kept for the composition root: snapshots need no ledger observer."""
+        """Record the agent's changes through the editor (snapshots need no ledger observer)."""
+        ledger.on_editor_change.append(self.editor_change)
+
+    # ---- the editor's texts ----------------------------------------------------------------
+    def editor_change(self, path: Path, before: str | None, after: str) -> None:
+        """The agent handed the editor ``after`` for ``path`` in the current turn, replacing ``before``.
+        The turn keeps the text before its first change and the last one handed over; the texts are kept
+        in files (content-addressed, so a text written back and forth is kept once), which survive a
+        restart like the snapshots."""
+        if not self.checkpoints:
+            return
+        cp = self.checkpoints[-1]
+        key = str(path)
+        try:
+            first = cp.editor.get(key)
+            before_key = first[0] if first is not None else (None if before is None else self._keep_text(before))
+            cp.editor[key] = (before_key, self._keep_text(after))
+        except (OSError, ToolError) as exc:
+            log.warning("the editor's text of %s could not be kept for rewinding: %s", path, exc)
+            return
+        self._save()
+
+    def _keep_text(self, text: str) -> str:
+        data = text.encode("utf-8")
+        key = digest(data)
+        target = self.dir / EDITOR_TEXTS / key
+        if not target.exists():
+            atomic_write(target, data, create_parents=True, durable=False)
+        return key
+
+    def _kept_text(self, key: str) -> str:
+        data: bytes = (self.dir / EDITOR_TEXTS / key).read_bytes()
+        return data.decode("utf-8")
+
+    def _drop_unused_texts(self) -> None:
+        used = {k for cp in self.checkpoints for b, a in cp.editor.values() for k in (b, a) if k is not None}
+        try:
+            names = os.listdir(self.dir / EDITOR_TEXTS)
+        except OSError:
+            return
+        for name in names:
+            if name not in used:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.dir / EDITOR_TEXTS / name)
 
     # ---- snapshots -----------------------------------------------------------------------
     async def _snapshot(self, kind: str) -> str | None:
@@ -192,6 +255,7 @@ class Checkpoints:
             await asyncio.to_thread(self.repo.prune)
         except (ShadowError, OSError) as exc:
             log.warning("checkpoint pruning failed: %s", exc)
+        self._drop_unused_texts()
 
     def compacted(self) -> None:
         for cp in self.checkpoints:
@@ -213,15 +277,19 @@ class Checkpoints:
         restore_conversation = params.get("conversation", True) is not False
         cp = self.checkpoints[index]
         restored: list[str] = []
+        in_editor: list[str] = []
         conflicts: list[dict[str, str]] = []
         if self._turn_task is not None and not self._turn_task.done():
             await asyncio.shield(self._turn_task)
         if restore_files:
             async with self._lock:
                 restored, conflicts = await asyncio.to_thread(self._restore_files, index)
+            # After disk: an editor that reloads a restored file then already holds its earlier text.
+            in_editor, editor_conflicts = await self._restore_editor(session, index, set(restored))
+            conflicts += editor_conflicts
         ledger = session.services.get("ledger")
         if ledger is not None:
-            for p in restored:
+            for p in [*restored, *in_editor]:
                 ledger.forget(Path(p))
         truncated_to: int | None = None
         if restore_conversation:
@@ -236,13 +304,77 @@ class Checkpoints:
         else:  # the turns stay, but their file changes are undone: later rewinds start from here
             for later in self.checkpoints[index:]:
                 later.snapshots = [s for s in later.snapshots if s[0] == "turn"][:1]
+                # What went back to the editor is undone; what could not be stays for a later try.
+                later.editor = {p: r for p, r in later.editor.items() if p not in in_editor}
         self._save()
-        session.audit("rewind", toMessageId=target, restored=restored, conflicts=conflicts)
-        if restored or conflicts:
-            changed = ", ".join(restored) or "no files"
-            session.add_notice(f"The user rewound the session: restored {changed} to earlier contents; "
+        self._drop_unused_texts()
+        session.audit("rewind", toMessageId=target, restored=restored, restoredInEditor=in_editor,
+                      conflicts=conflicts)
+        if restored or in_editor or conflicts:
+            done = [f"restored {', '.join(restored)} to earlier contents"] if restored else []
+            if in_editor:
+                done.append(f"put the earlier text of {', '.join(in_editor)} back in the editor")
+            session.add_notice(f"The user rewound the session: {' and '.join(done) or 'restored no files'}; "
                                "read them again before editing.")
-        return {"restored": restored, "conflicts": conflicts, "historyLength": truncated_to}
+        return {"restored": restored, "restoredInEditor": in_editor, "conflicts": conflicts,
+                "historyLength": truncated_to}
+
+    async def _restore_editor(self, session: Any, index: int,
+                              on_disk: set[str]) -> tuple[list[str], list[dict[str, str]]]:
+        """Hand the editor back, with ``fs/write_text_file``, the text it held before the agent's first
+        change through it in that turn or a later one, for each file whose editor text is still what the
+        agent last handed over (compared with ``fs/read_text_file``, line endings loosely). Anything else
+        is a conflict with ``where: "editor"`` and the reason; nothing is written then."""
+        records: dict[str, tuple[str | None, str]] = {}
+        for cp in self.checkpoints[index:]:
+            for p, (before, after) in cp.editor.items():
+                first = records.get(p)
+                records[p] = (first[0] if first is not None else before, after)
+        restored: list[str] = []
+        conflicts: list[dict[str, str]] = []
+
+        def conflict(p: str, reason: str) -> None:
+            conflicts.append({"path": p, "where": "editor", "reason": reason})
+
+        client = session.client
+        served = client.fs_capability("readTextFile") and client.fs_capability("writeTextFile")
+        for p, (before_key, after_key) in sorted(records.items()):
+            if before_key is None:  # the agent created it in the editor
+                if not Path(p).exists() and p not in on_disk:
+                    conflict(p, "created by the agent in the editor and not saved; an editor cannot be asked to "
+                                "close or delete a file, so it was left as it is: close it there without saving")
+                continue  # saved: it is on disk, where the snapshots restore (remove) it or report it
+            if not served:
+                conflict(p, "changed by the agent in the editor, but this client does not offer fs/read_text_file "
+                            "and fs/write_text_file, so its earlier text could not be handed back; left as it is")
+                continue
+            try:
+                before, after = self._kept_text(before_key), self._kept_text(after_key)
+            except (OSError, UnicodeDecodeError) as exc:
+                conflict(p, f"its earlier text in the editor was not kept ({exc}); left as it is")
+                continue
+            try:
+                now = await client.read_text_file(p)
+            except ClientRequestError as exc:
+                conflict(p, f"the editor could not be asked for its text ({exc}); left as it is")
+                continue
+            if _loosely(now) == _loosely(before):
+                restored.append(p)  # already (the editor reloaded the restored file, or the user undid it)
+                continue
+            if _loosely(now) != _loosely(after):
+                conflict(p, "changed in the editor since the agent last wrote it; left as it is")
+                continue
+            try:
+                await client.write_text_file(p, before)
+            except ClientRequestError as exc:
+                if exc.kind == "timeout":
+                    conflict(p, f"the editor did not confirm taking its earlier text back ({exc}); it may or may "
+                                "not have landed: check the file in the editor")
+                else:
+                    conflict(p, f"the editor did not take its earlier text back ({exc}); left as it is")
+                continue
+            restored.append(p)
+        return restored, conflicts
 
     def _restore_files(self, index: int) -> tuple[list[str], list[dict[str, str]]]:
         ordered = [(i, kind, commit) for i, cp in enumerate(self.checkpoints) for kind, commit in cp.snapshots]
@@ -275,6 +407,10 @@ class Checkpoints:
                 continue
             restored.append(str(path))
         return restored, conflicts
+
+
+def _loosely(text: str) -> str:
+    return text.replace("\r\n", "\n")
 
 
 def _put(path: Path, entry: tuple[str, bytes] | None) -> None:

@@ -226,6 +226,11 @@ class ReadLedger:
         self._keep(entry, content)
         return entry
 
+    def note_editor_change(self, path: Path, before: str | None, after: str) -> None:
+        """The agent handed the editor ``after`` as the text of ``path`` (``fs/write_text_file``), replacing
+        ``before`` (None: the editor had no such file). Checkpoints record it (``ObservedLedger``) so a
+        rewind can hand the editor its earlier text back; the plain ledger has nothing to do with it."""
+
     def rebase_onto(self, path: Path, data: bytes, st: os.stat_result, data_digest: str | None = None) -> None:
         """The agent's next write applies on top of ``data`` (the file now, changed by someone else since
         the agent saw it, and merged with the agent's edit): it is what the write replaces."""

@@ -89,20 +89,25 @@ async def read_from_client(ctx: ToolContext, path: Path, who: str) -> str:
                         "ask the user to check the file in the editor.") from None
 
 
-async def write_to_client(ctx: ToolContext, path: Path, who: str, text: str) -> None:
+async def write_to_client(ctx: ToolContext, path: Path, who: str, text: str, before: str | None) -> None:
     """Hand ``text`` to the editor as the new content of ``path`` (``fs/write_text_file``) and record it
-    in the ledger as what the agent knows of the file; a ToolError when the editor does not take it."""
+    in the ledger as what the agent knows of the file; a ToolError when the editor does not take it.
+    ``before``: the editor's text it replaces, as served just before (None: a new file); the turn's
+    checkpoint keeps it (``note_editor_change``), so a rewind can hand it back."""
     try:
         await ctx.session.client.write_text_file(str(path), text)
     except ClientRequestError as exc:
-        if exc.kind == "timeout":
+        if exc.kind == "timeout":  # it may have landed: recorded, a rewind compares before writing back
+            ledger_of(ctx).note_editor_change(path, before, text)
             raise ToolError(f"The editor did not confirm writing {who} ({exc.method}: {exc.detail}), so the "
                             "change may or may not have landed. Read the file again to see its content "
                             "before trying again.") from None
         raise ToolError(_failure("write", who, exc) + " Nothing was changed. Read the file again, then redo "
                         "the change; if it keeps failing, ask the user.") from None
     content = text.encode("utf-8")
-    entry = ledger_of(ctx).record_write(path, client_fingerprint(content), content)
+    ledger = ledger_of(ctx)
+    ledger.note_editor_change(path, before, text)
+    entry = ledger.record_write(path, client_fingerprint(content), content)
     disk = stat_fingerprint(path)
     entry.disk_seen = (disk.mtime_ns, disk.size) if disk is not None else None
 

@@ -256,7 +256,7 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
         if path.exists():
             raise ToolError(f"{who} was created by someone else while your Edit was being reviewed. "
                             "Nothing was written. Read it, then decide how to change it.")
-        await write_to_client(ctx, path, who, landing.final_text)
+        await write_to_client(ctx, path, who, landing.final_text, None)
         return ToolOutput(blocks=[TextBlock(f"Created {who}." + not_saved_note(path, who, landing.final_text)
                                             + _extra(landing.summary))],
                           editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
@@ -283,7 +283,7 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
     change.materialise()
     landing = await review(ctx, "Edit", path, change.text, change.new_text, raw_input)
     await require_unchanged_during_review(ctx, path, who, text, "Edit")
-    await write_to_client(ctx, path, who, landing.final_text)
+    await write_to_client(ctx, path, who, landing.final_text, text)
     head = f"The file {who} has been updated"
     if change.replaced > 1:
         head += f" ({change.replaced} occurrences replaced)"

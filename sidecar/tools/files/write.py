@@ -143,7 +143,7 @@ async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInp
         if path.exists():
             raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
                             "Nothing was written. Read it, then decide how to change it.")
-        await write_to_client(ctx, path, who, landing.final_text)
+        await write_to_client(ctx, path, who, landing.final_text, None)
         lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
         return ToolOutput(blocks=[TextBlock(f"File created successfully at: {path} ({lines} lines)."
                                             + not_saved_note(path, who, landing.final_text)
@@ -158,7 +158,7 @@ async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInp
     new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
     landing = await review(ctx, "Write", path, old_text, new_text, raw_input)
     await require_unchanged_during_review(ctx, path, who, old_text, "Write")
-    await write_to_client(ctx, path, who, landing.final_text)
+    await write_to_client(ctx, path, who, landing.final_text, old_text)
     d = make_diff(old_text, landing.final_text, who)
     text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
             + (f"; kept {enc.describe()}" if enc.crlf else "") + ")." + not_saved_note(path, who, landing.final_text))
