@@ -1,7 +1,7 @@
 // End-to-end in a real VS Code (code-server 4.100.3) in headless Chromium, the extension installed from
 // its .vsix, the real sidecar on the scripted model. One user's session, step by step; each step leaves
 // a screenshot in artifacts/e2e/. Run with `npm run test:e2e` from the repository root.
-/* global atob, ClipboardEvent, DataTransfer, File, document -- used inside page.evaluate, in the browser */
+/* global atob, ClipboardEvent, DataTransfer, File, document, getComputedStyle, requestAnimationFrame, window -- used inside page.evaluate, in the browser */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -402,11 +402,54 @@ step('Restore code after two edits brings the files back, byte for byte', async 
   assert.match(fs.readFileSync(notes, 'utf8'), /line 1 \(first edit\)\n[^]*line 3 \(second edit\)\n/);
   assert.equal(fs.readFileSync(created, 'utf8'), 'made by the second turn\n');
   const first = chat.locator('.msg.user', { hasText: 'Make the first edit' });
-  await first.locator('.msg-actions').waitFor({ state: 'attached', timeout: 10000 });
-  await first.hover();
+  const toggle = first.locator('.msg-actions-toggle');
+  await toggle.waitFor({ state: 'attached', timeout: 10000 });
+  assert.equal(await toggle.getAttribute('aria-label'), 'Checkpoint actions');
+  assert.match(await toggle.getAttribute('title'), /^Restore code or conversation/);
+  // no space reserved: the actions are out of flow, the message is as tall with them as without them
   await first.scrollIntoViewIfNeeded();
-  await h.screenshot('checkpoint-actions');
-  await first.locator('button[data-action="code"]').click();
+  const layout = await first.evaluate((w) => {
+    const a = w.querySelector('.msg-actions');
+    const withActions = w.getBoundingClientRect().height;
+    a.style.display = 'none';
+    const without = w.getBoundingClientRect().height;
+    a.style.display = '';
+    const body = w.querySelector('.body').getBoundingClientRect();
+    return { withActions, without, position: getComputedStyle(a).position, bodyHeight: body.height, padding: parseFloat(getComputedStyle(w).paddingTop) + parseFloat(getComputedStyle(w).paddingBottom) };
+  });
+  assert.equal(layout.position, 'absolute');
+  assert.equal(layout.withActions, layout.without, 'the actions add no height to the message');
+  assert.ok(Math.abs(layout.withActions - layout.bodyHeight - layout.padding) < 1, `the message is its text and padding only: ${JSON.stringify(layout)}`);
+  // hidden until hover, and hovering moves nothing
+  await chat.locator('#prompt').hover();
+  assert.equal(await first.locator('.msg-actions').evaluate((a) => getComputedStyle(a).opacity), '0');
+  const box0 = await first.boundingBox();
+  await first.hover();
+  await first.locator('.msg-actions').evaluate((a) => new Promise((resolve) => {
+    const check = () => (getComputedStyle(a).opacity === '1' ? resolve() : requestAnimationFrame(check));
+    check();
+  }));
+  assert.deepEqual(await first.boundingBox(), box0, 'the message does not move when its actions show');
+  // a click opens the menu: the four actions, the first one focused; a click outside closes it
+  await toggle.click();
+  const menu = chat.locator('.msg-menu[role="menu"]');
+  await menu.waitFor({ state: 'visible', timeout: 5000 });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  assert.deepEqual(await menu.locator('[role="menuitem"]').allTextContents(), ['Restore code', 'Restore conversation', 'Restore both', 'Edit & resend']);
+  assert.deepEqual(await menu.locator('[role="menuitem"]').evaluateAll((bs) => bs.map((b) => b.dataset.action)), ['code', 'conversation', 'both', 'edit']);
+  assert.match(await menu.locator('[data-action="both"]').getAttribute('title'), /files and the conversation/);
+  assert.equal(await chat.locator(':focus').getAttribute('data-action'), 'code');
+  assert.deepEqual(await first.boundingBox(), box0, 'opening the menu moves nothing');
+  await h.screenshot('checkpoint-menu');
+  const bar = await page.locator('.part.sidebar').boundingBox();
+  await h.screenshot('checkpoint-menu-sidebar', { clip: { x: bar.x, y: bar.y, width: bar.width, height: bar.height } });
+  await first.click({ position: { x: 4, y: 4 } });
+  await menu.waitFor({ state: 'detached', timeout: 5000 });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  await first.hover();
+  await toggle.click();
+  await menu.locator('[data-action="code"]').click();
+  await menu.waitFor({ state: 'detached', timeout: 5000 });
   await chat.locator('.notice', { hasText: 'Restored' }).last().waitFor({ timeout: 15000 });
   const notice = await chat.locator('.notice').last().textContent();
   assert.match(notice, /notes\.txt/);
@@ -419,9 +462,32 @@ step('Restore code after two edits brings the files back, byte for byte', async 
 });
 
 step('Edit & resend replaces the turn', async () => {
+  // by keyboard: Tab goes from the first message's button to the second's (visible while focused),
+  // Enter opens the menu, End picks Edit & resend
   const second = chat.locator('.msg.user', { hasText: 'Make the second edit' });
-  await second.hover();
-  await second.locator('button[data-action="edit"]').click();
+  const toggle = second.locator('.msg-actions-toggle');
+  await chat.locator('#prompt').hover();
+  await chat.locator('.msg.user', { hasText: 'Make the first edit' }).locator('.msg-actions-toggle').focus();
+  for (let i = 0; i < 30 && !(await toggle.evaluate((b) => b === document.activeElement)); i++) await chat.locator(':focus').press('Tab');
+  assert.ok(await toggle.evaluate((b) => b === document.activeElement), 'Tab reaches the second message\'s checkpoint button');
+  await second.locator('.msg-actions').evaluate((a) => new Promise((resolve) => {
+    const check = () => (getComputedStyle(a).opacity === '1' ? resolve() : requestAnimationFrame(check));
+    check();
+  }));
+  await toggle.press('Enter');
+  const menu = chat.locator('.msg-menu[role="menu"]');
+  await menu.waitFor({ state: 'visible', timeout: 5000 });
+  assert.equal(await chat.locator(':focus').getAttribute('data-action'), 'code');
+  await chat.locator(':focus').press('Escape');
+  await menu.waitFor({ state: 'detached', timeout: 5000 });
+  assert.ok(await toggle.evaluate((b) => b === document.activeElement), 'Escape puts focus back on the button');
+  await toggle.press('Enter');
+  await menu.waitFor({ state: 'visible', timeout: 5000 });
+  await chat.locator(':focus').press('End');
+  assert.equal(await chat.locator(':focus').getAttribute('data-action'), 'edit');
+  await h.screenshot('checkpoint-menu-keyboard');
+  await chat.locator(':focus').press('Enter');
+  await menu.waitFor({ state: 'detached', timeout: 5000 });
   const box = second.locator('.edit-box');
   assert.equal(await box.inputValue(), 'Make the second edit');
   await box.fill('Say goodbye instead');
@@ -551,4 +617,19 @@ step('dark theme and a narrow side bar', async () => {
   assert.ok(width < 260, `the side bar is ${width}px wide`);
   const overflow = await chat.locator('body').evaluate((b) => b.scrollWidth - b.clientWidth);
   assert.ok(overflow <= 1, `nothing overflows the narrow panel (${overflow}px)`);
+  // the checkpoint menu in the narrow panel stays inside it
+  const msg = chat.locator('.msg.user', { hasText: 'Say hello' }).first();
+  await msg.scrollIntoViewIfNeeded();
+  await msg.hover();
+  await msg.locator('.msg-actions-toggle').click();
+  const menu = chat.locator('.msg-menu[role="menu"]');
+  await menu.waitFor({ state: 'visible', timeout: 5000 });
+  const fit = await menu.evaluate((m) => {
+    const r = m.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: window.innerWidth, height: window.innerHeight };
+  });
+  assert.ok(fit.left >= 0 && fit.right <= fit.width && fit.top >= 0 && fit.bottom <= fit.height, `the menu is inside the panel: ${JSON.stringify(fit)}`);
+  await h.screenshot('dark-narrow-checkpoint-menu');
+  await page.keyboard.press('Escape');
+  await menu.waitFor({ state: 'detached', timeout: 5000 });
 });

@@ -264,10 +264,11 @@ export class Harness {
     return this.page;
   }
 
-  async screenshot(name) {
+  /** A screenshot of the page (or of `clip`, a rectangle on it) into artifacts/e2e. */
+  async screenshot(name, { clip } = {}) {
     this.shot += 1;
     const file = path.join(artifacts, `${this.name ? `${this.name}-` : ''}${String(this.shot).padStart(2, '0')}-${name}.png`);
-    await this.page.screenshot({ path: file });
+    await this.page.screenshot({ path: file, ...(clip ? { clip } : {}) });
     return file;
   }
 

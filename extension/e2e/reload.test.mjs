@@ -1,14 +1,16 @@
 // The conversation survives (issue 12): a model API failing on every attempt shows the retry line, then one
 // readable error with Retry, and Retry completes the turn once the model recovers; then, with
 // sidecar.pythonPath only in User settings, Reload Window twice: the agent starts each time and the panel
-// reopens the same conversation, its transcript's DOM the same before and after. Screenshots in
-// artifacts/e2e/reload-*.png.
+// reopens the same conversation, its transcript's DOM the same before and after; a replayed message's
+// checkpoint menu by keyboard (Restore conversation), Restore both on a new turn, in a dark theme and then
+// high contrast. Screenshots in artifacts/e2e/reload-*.png.
+/* global document, getComputedStyle, requestAnimationFrame, window -- used inside evaluate, in the browser */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, runCommand } from './harness.mjs';
+import { Harness, chatFrame, pickQuickInput, runCommand } from './harness.mjs';
 
 const h = new Harness('reload');
 const notes = path.join(h.workspace, 'notes.txt');
@@ -22,6 +24,10 @@ const turns = [
   { content: [{ type: 'text', text: 'Counting slowly: ' + Array.from({ length: 200 }, (_, i) => String(i + 1)).join(' ') }], text_chunk: 4, chunk_delay: 0.15 },
   ...failing,
   { content: [{ type: 'text', text: 'Recovered: the answer after the retry.' }] },
+  // after the reloads: a turn that edits notes.txt, for Restore both
+  { content: [{ type: 'tool_use', id: 'toolu_read_e', name: 'Read', input: { file_path: notes } }] },
+  { content: [{ type: 'tool_use', id: 'toolu_edit_e', name: 'Edit', input: { file_path: notes, old_string: 'two\n', new_string: 'two (edited)\n' } }] },
+  { content: [{ type: 'text', text: 'Notes edited.' }] },
 ];
 
 let page;
@@ -30,7 +36,8 @@ let chat;
 before(async () => {
   fs.writeFileSync(notes, 'one\ntwo\nthree\n');
   // sidecar.pythonPath in User settings only (a remote window may not apply it again after a reload).
-  ({ page, chat } = await h.startWorkbench(turns, { apiKey: false }));
+  // a dark theme here (the main flow runs in the default light one): the screenshots show both
+  ({ page, chat } = await h.startWorkbench(turns, { apiKey: false, settings: { 'workbench.colorTheme': 'Default Dark Modern' } }));
 });
 
 after(async () => {
@@ -142,5 +149,89 @@ step('Reload Window twice: the agent starts each time and the same conversation 
     assert.equal(after, before, `the transcript after reload ${i} is the one before it`);
   }
   // checkpoints still find their message after the reload
-  await chat.locator('.msg.user', { hasText: 'Say hello' }).locator('.msg-actions button[data-action="code"]').waitFor({ state: 'attached' });
+  await chat.locator('.msg.user', { hasText: 'Say hello' }).locator('.msg-actions .msg-actions-toggle').waitFor({ state: 'attached' });
+});
+
+/** The side bar's rectangle on the page (for close-up screenshots). */
+async function sideBar(p) {
+  const b = await p.locator('.part.sidebar').boundingBox();
+  return { x: b.x, y: b.y, width: b.width, height: b.height };
+}
+
+/** Waits until the element's computed opacity is 1 (the checkpoint button shown). */
+async function shown(locator) {
+  await locator.evaluate((a) => new Promise((resolve) => {
+    const check = () => (getComputedStyle(a).opacity === '1' ? resolve() : requestAnimationFrame(check));
+    check();
+  }));
+}
+
+step('a replayed message\'s checkpoint menu by keyboard: Restore conversation drops it and what follows, the composer gets its text', async () => {
+  const notesBefore = fs.readFileSync(notes);
+  const users = chat.locator('.msg.user', { hasText: 'Summarize the file' });
+  assert.equal(await users.count(), 2);
+  const last = users.nth(1);
+  const toggle = last.locator('.msg-actions-toggle');
+  // Tab from the first copy's button reaches the second's, which shows while focused
+  await users.nth(0).locator('.msg-actions-toggle').focus();
+  for (let i = 0; i < 20 && !(await toggle.evaluate((b) => b === document.activeElement)); i++) await chat.locator(':focus').press('Tab');
+  assert.ok(await toggle.evaluate((b) => b === document.activeElement), 'Tab reaches the checkpoint button');
+  await shown(last.locator('.msg-actions'));
+  await toggle.press('ArrowDown');
+  const menu = chat.locator('.msg-menu[role="menu"]');
+  await menu.waitFor({ state: 'visible', timeout: 5000 });
+  assert.equal(await chat.locator(':focus').getAttribute('data-action'), 'code');
+  await chat.locator(':focus').press('ArrowDown');
+  assert.equal(await chat.locator(':focus').getAttribute('data-action'), 'conversation');
+  // the menu fits in the narrow side bar, inside the webview
+  const fit = await menu.evaluate((m) => {
+    const r = m.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: window.innerWidth, height: window.innerHeight };
+  });
+  assert.ok(fit.left >= 0 && fit.right <= fit.width && fit.top >= 0 && fit.bottom <= fit.height, `the menu is inside the view: ${JSON.stringify(fit)}`);
+  await h.screenshot('checkpoint-menu-dark');
+  await h.screenshot('checkpoint-menu-dark-sidebar', { clip: await sideBar(page) });
+  await chat.locator(':focus').press('Enter');
+  await menu.waitFor({ state: 'detached', timeout: 5000 });
+  await chat.locator('.msg.agent', { hasText: 'Recovered: the answer after the retry.' }).waitFor({ state: 'detached', timeout: 15000 });
+  assert.equal(await users.count(), 1, 'the message left the transcript');
+  assert.equal(await chat.locator('#prompt').inputValue(), 'Summarize the file', 'its text is back in the composer');
+  assert.deepEqual(fs.readFileSync(notes), notesBefore, 'Restore conversation leaves the files');
+  await h.screenshot('conversation-restored');
+  await chat.locator('#prompt').fill('');
+});
+
+step('Restore both: the files and the conversation go back to before the message', async () => {
+  const notesBefore = fs.readFileSync(notes);
+  await chat.locator('#mode').selectOption('acceptEdits');
+  assert.equal(await sendAndWait('Edit the notes'), 'end_turn');
+  await chat.locator('#mode').selectOption('default');
+  assert.equal(fs.readFileSync(notes, 'utf8'), 'one\ntwo (edited)\nthree\n');
+  const msg = chat.locator('.msg.user', { hasText: 'Edit the notes' });
+  await msg.locator('.msg-actions-toggle').waitFor({ state: 'attached', timeout: 10000 });
+  await msg.hover();
+  await shown(msg.locator('.msg-actions'));
+  await msg.locator('.msg-actions-toggle').click();
+  const menu = chat.locator('.msg-menu[role="menu"]');
+  await menu.locator('[data-action="both"]').click();
+  await menu.waitFor({ state: 'detached', timeout: 5000 });
+  await chat.locator('.notice', { hasText: 'Restored notes.txt' }).last().waitFor({ timeout: 15000 });
+  assert.deepEqual(fs.readFileSync(notes), notesBefore, 'notes.txt has its bytes from before the message');
+  assert.equal(await msg.count(), 0, 'the message left the transcript');
+  assert.equal(await chat.locator('.msg.agent', { hasText: 'Notes edited.' }).count(), 0);
+  assert.equal(await chat.locator('#prompt').inputValue(), 'Edit the notes');
+  await chat.locator('#prompt').fill('');
+});
+
+step('high contrast: the checkpoint button and menu (screenshot)', async () => {
+  await runCommand(page, 'Preferences: Color Theme');
+  await pickQuickInput(page, 'Dark High Contrast', 'Dark High Contrast');
+  await chat.locator('body.vscode-high-contrast').waitFor({ state: 'attached', timeout: 30000 });
+  const msg = chat.locator('.msg.user', { hasText: 'Read notes.txt' });
+  await msg.hover();
+  await msg.locator('.msg-actions-toggle').click();
+  await chat.locator('.msg-menu[role="menu"]').waitFor({ state: 'visible', timeout: 5000 });
+  await h.screenshot('checkpoint-menu-high-contrast', { clip: await sideBar(page) });
+  await page.keyboard.press('Escape');
+  await chat.locator('.msg-menu').waitFor({ state: 'detached', timeout: 5000 });
 });
