@@ -74,13 +74,17 @@ describe('ACP through the official TypeScript SDK', () => {
     expect(await toolResult(m, 'toolu_r1')).toEqual({
       text:
         '     1\talpha\n     2\tbeta, typed in the editor\n     3\tgamma\n\nNote: this is notes.txt as it is open in the ' +
-        'editor, with changes that are not saved to disk; commands you run (Bash) see the version on disk.',
+        'editor, with changes that are not saved to disk. Edit and Write change it in the editor; commands you run ' +
+        '(Bash) see the version on disk until it is saved.',
       isError: false,
     });
     expect(await toolResult(m, 'toolu_e1')).toEqual({
       text:
         "The file notes.txt has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n" +
-        '     1\talpha\n     2\tbeta, typed in the editor\n     3\tdelta',
+        '     1\talpha\n     2\tbeta, typed in the editor\n     3\tdelta\n\n' +
+        // this editor keeps the edit in its buffer (no save), so the model hears that Bash sees the old disk
+        'Note: the editor has not saved notes.txt to disk yet; commands you run (Bash) see the version on disk ' +
+        'until it is saved.',
       isError: false,
     });
     // The edit arrived as fs/write_text_file (after the user approved it), built on the buffer's text.
