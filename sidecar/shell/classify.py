@@ -613,6 +613,9 @@ class Where:
     # (``diff.external``, a textconv or filter driver): a git command there is not read-only. Given by
     # the caller (``workspace.gitenv.repo_programs``); None: not checked (pure classification).
     git_programs: Callable[[Path], list[str]] | None = None
+    # A ``cd`` earlier in the command went somewhere only known at run time (``cd $X``, ``cd -``,
+    # ``popd``): relative paths, and the directory a program reads by default, are not known.
+    cwd_unknown: bool = False
 
     def __post_init__(self) -> None:
         if not self.roots:
@@ -755,7 +758,9 @@ def _check_sed(args: list[str]) -> Verdict:
 _SED_SIMPLE = set("pPdDnNqQ=lgGhHxz{}!")
 
 
-def _sed_script_is_safe(script: str) -> bool:
+def _sed_script_is_safe(script: str, reads: list[str] | None = None) -> bool:
+    """Whether the sed script cannot write or run anything; the files its ``r``/``R`` commands read are
+    appended to ``reads``."""
     i, n = 0, len(script)
 
     def skip_regex(j: int, delim: str) -> int:
@@ -805,8 +810,11 @@ def _sed_script_is_safe(script: str) -> bool:
             if c == "F":
                 i += 1
                 continue
-            while i < n and script[i] != "\n":  # reads a file: harmless
+            start = i + 1
+            while i < n and script[i] != "\n":  # reads a file: judged as a read path
                 i += 1
+            if reads is not None and script[start:i].strip():
+                reads.append(script[start:i].strip())
             continue
         if c in "sy":
             if i + 1 >= n:
@@ -1563,13 +1571,50 @@ _WRITERS = frozenset("cp mv touch mkdir rmdir ln install chmod chown chgrp tee t
                      "mkfifo".split())
 
 
-def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis) -> None:
+_MAX_GLOB_MATCHES = 4096
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def _glob_matches(word: str, where: Where, into: list[Path]) -> bool:
+    """A glob's matches now, each where it leads (``cat *`` reads what a symlink among them points to):
+    the ones outside the roots go into ``into``. False when there are more than we look at (a glob with
+    a run-time part is left to ``dynamic_paths``)."""
+    if "$" in word or "`" in word or not _GLOB_CHARS.search(word):
+        return True
+    matches: list[str] = []
+    for pattern in _expand_braces(word.replace('"', "").replace("'", "")):
+        base = pattern if pattern.startswith(("/", "~")) else str(where.cwd / pattern)
+        matches += glob.glob(os.path.expanduser(base))
+        if len(matches) > _MAX_GLOB_MATCHES:
+            return False
+    for m in matches:
+        p = Path(os.path.realpath(m))
+        if not _inside(p, where.roots) and p not in into:
+            into.append(p)
+    return True
+
+
+# Programs that read their working directory when given no file operand (``ls``, ``find``, ``git status``
+# …) besides the ones with an option table: after ``cd /`` (or with the cwd outside the roots) they read
+# outside the roots although no word names a path.
+_READS_CWD = frozenset({"find", "git", "sed", "awk", "gawk", "mawk", "nawk"})
+
+
+def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis, names_unknown: bool = False) -> None:
     """Add ``cmd``'s file arguments to ``analysis.read_paths`` / ``write_paths`` / ``dynamic_paths``."""
     def add(word: str, literal: bool, into: list[Path]) -> None:
         if not literal:
             analysis.dynamic_paths.append(word)
+            if not where.cwd_unknown and not _glob_matches(word, where, into):
+                analysis.dynamic_paths.append(f"$({word})")  # more matches than we look at
+            return
+        if where.cwd_unknown and not word.startswith(("/", "~")):
+            # after `cd $X`: relative to a folder only known at run time
+            analysis.dynamic_paths.append("$PWD" if word == "." else f"$PWD/{word}")
             return
         p = _resolve(word, where)
+        if p is not None:
+            p = Path(os.path.realpath(p))  # as Read/Write judge a path: a symlink counts where it points
         if p is not None and p not in into:
             into.append(p)
 
@@ -1594,18 +1639,44 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis) -> None:
             copy_source = base in ("cp", "install", "ln") and n < len(targets) - 1
             add(t, lit[k], analysis.read_paths if copy_source else analysis.write_paths)
         return
-    if base == "git" and "grep" in args:
-        _add_tree(where.cwd, analysis)  # tracked files below the cwd
+    reads_files = base in _READS_CWD or (spec is not None and not spec.no_file_operands)
+    if reads_files and (where.cwd_unknown or not _inside(where.cwd, where.roots)):
+        # The folder it runs in: what `ls`, `find`, `git status`, `grep -r x` read when no path is given.
+        add(".", True, analysis.read_paths)
+    if reads_files and names_unknown:
+        analysis.dynamic_paths.append("$(file names xargs reads)")  # file names read from stdin or a file, or symlinks
+    if base == "git":
+        _git_file_args(cmd, where, analysis, add)
+        return
+    if base == "find":
+        starts, refs = _find_files(args)
+        for k in starts + refs:
+            add(args[k], lit[k], analysis.read_paths)
+        return
+    if base == "sed":
+        _script_file_args(cmd, _SED_SPEC, ("-e", "--expression"), analysis, add)
+        return
+    if base in ("awk", "gawk", "mawk", "nawk"):
+        _script_file_args(cmd, _AWK_SPEC, ("-e", "--source"), analysis, add)
+        return
     if base == "diff" and ({"r"} & _short_flags(args) or "--recursive" in _long_flags(args)):
         for k, a in enumerate(args):
             if not a.startswith("-") and lit[k] and (p := _resolve(a, where)) is not None:
                 _add_tree(p, analysis)
-    if spec is None or spec.no_file_operands:
+    if spec is None or (spec.no_file_operands and not spec.reads):
         return
-    parsed = _opts.parse_options(_opts.Spec(any_option=True), args, raw, lit) if spec.any_option else \
-        _opts.parse_options(spec, args, raw, lit)
+    if spec.any_option and not (spec.values or spec.long_values):
+        parsed = _opts.parse_options(_opts.Spec(any_option=True), args, raw, lit)
+    else:
+        parsed = _opts.parse_options(spec, args, raw, lit)
+    for name in spec.reads:
+        for value in parsed.values.get(name, []):
+            add(value, True, analysis.read_paths)
+    if spec.no_file_operands:
+        return
     operands = parsed.operands
-    patterns_given = any(o in parsed.options for o in ("-e", "-f", "--regexp", "--file"))
+    patterns_given = any(o in parsed.options for o in ("-e", "-f", "--regexp", "--file")) or (
+        base == "rg" and bool({"--files", "--type-list"} & set(parsed.options)))
     skip = 0 if patterns_given else spec.not_files
     for k in operands[skip:]:
         add(args[k], lit[k], analysis.read_paths)
@@ -1613,6 +1684,82 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis) -> None:
         trees = [_resolve(args[k], where) for k in operands[skip:] if lit[k]]
         for tree in [t for t in trees if t is not None] or ([] if operands[skip:] else [where.cwd]):
             _add_tree(tree, analysis)
+
+
+def _find_files(args: list[str]) -> tuple[list[int], list[int]]:
+    """find's starting points (the words before the first expression word) and the reference files of
+    its ``-newer``/``-anewer``/``-cnewer``/``-samefile``/``-newerXY`` (Y not ``t``) tests, as indexes."""
+    i = 0
+    while i < len(args) and (args[i] in ("-H", "-L", "-P", "-D") or re.fullmatch(r"-O[0-9]", args[i])):
+        i += 2 if args[i] == "-D" else 1
+    starts: list[int] = []
+    while i < len(args) and not args[i].startswith(("-", "(", "!", ")")) and args[i] != ",":
+        starts.append(i)
+        i += 1
+    refs: list[int] = []
+    while i < len(args):
+        a = args[i]
+        newer_xy = len(a) == 8 and a.startswith("-newer") and a[-1] != "t"
+        if (a in ("-newer", "-anewer", "-cnewer", "-samefile") or newer_xy) and i + 1 < len(args):
+            refs.append(i + 1)
+            i += 1
+        i += 1
+    return starts, refs
+
+
+_ASSIGNMENT_OPERAND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _script_file_args(cmd: SimpleCommand, spec: _opts.Spec, script_options: tuple[str, str], analysis: Analysis,
+                      add: Callable[[str, bool, list[Path]], None]) -> None:
+    """sed/awk: the files after the script (awk's ``var=value`` operands are not files), and the files a
+    sed script reads with ``r``/``R``."""
+    args, lit = cmd.args, cmd.literal[1:]
+    parsed = _opts.parse_options(spec, args, cmd.raw_words[1:], lit)
+    given = parsed.values.get(script_options[0], []) + parsed.values.get(script_options[1], [])
+    operands = parsed.operands if given else parsed.operands[1:]
+    scripts = given or [args[k] for k in parsed.operands[:1] if lit[k]]
+    for k in operands:
+        if spec is _AWK_SPEC and _ASSIGNMENT_OPERAND.match(args[k]):
+            continue
+        add(args[k], lit[k], analysis.read_paths)
+    if spec is _SED_SPEC:
+        for script in scripts:
+            reads: list[str] = []
+            _sed_script_is_safe(script, reads)
+            for name in reads:
+                add(name, True, analysis.read_paths)
+
+
+def _git_file_args(cmd: SimpleCommand, where: Where, analysis: Analysis,
+                   add: Callable[[str, bool, list[Path]], None]) -> None:
+    """git: the folder each ``-C`` names, and every operand of the subcommand as a path from git's
+    folder (pathspecs, ``diff --no-index A B``, ``blame FILE``; revisions resolve inside and do no harm)."""
+    args, lit = cmd.args, cmd.literal[1:]
+    here = where
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "-C" and i + 1 < len(args):
+            add(args[i + 1], lit[i + 1], analysis.read_paths)
+            if lit[i + 1] and (target := _resolve(args[i + 1], here)) is not None:
+                here = Where(target, where.roots, where.home, where.git_programs, where.cwd_unknown)
+            i += 2
+            continue
+        i += 1
+    if i >= len(args):
+        return
+    sub, rest, rest_lit = args[i], args[i + 1 :], lit[i + 1 :]
+    if sub == "grep":
+        _add_tree(here.cwd, analysis)  # tracked files below git's folder
+    operands = _positionals(rest)
+    if sub == "grep" and not ({"e", "f"} & _short_flags(rest) or "--regexp" in _long_flags(rest)):
+        operands = operands[1:]  # the pattern
+    for word in operands:
+        literal = rest_lit[rest.index(word)]
+        if here is where or not literal:
+            add(word, literal, analysis.read_paths)
+        elif (p := _resolve(word, here)) is not None and p not in analysis.read_paths:
+            analysis.read_paths.append(p)
 
 
 def _reads_trees(base: str, args: list[str]) -> bool:
@@ -1665,10 +1812,22 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
         return Analysis(command, [sub], False, parsed.error)
     subs: list[Subcommand] = [Subcommand(command.strip(), "unknown", why) for why in parsed.hazards[:1]]
     result = Analysis(command, subs, False)
-    cwd = where.cwd
+    cwd, cwd_unknown = where.cwd, where.cwd_unknown
+    last: SimpleCommand | None = None  # the last command outside xargs (what a pipe into xargs reads)
+    xargs_unknown = exec_unknown = False
     for cmd in parsed.commands:
-        here = Where(cwd, where.roots, where.home, where.git_programs)
-        _file_args(cmd, here, result)
+        here = Where(cwd, where.roots, where.home, where.git_programs, cwd_unknown)
+        program = cmd.name.rsplit("/", 1)[-1] if cmd.words and cmd.literal[0] else ""
+        if program == "xargs" and cmd.via != "xargs":
+            # what xargs reads: a pipe from the command before it, unless it reads a file (-a, < list)
+            reads_file = bool(cmd.redirects) or any(a.startswith(("-a", "--arg-file")) for a in cmd.args)
+            xargs_unknown = reads_file or not _names_regular_files(last)
+        elif program in ("find", "fd", "fdfind"):
+            exec_unknown = not _names_regular_files(cmd)
+        unknown_names = (cmd.via == "xargs" and xargs_unknown) or (cmd.via == "find -exec" and exec_unknown)
+        _file_args(cmd, here, result, unknown_names)
+        if cmd.words and cmd.via not in ("xargs", "find -exec"):
+            last = cmd
         if cmd.words:
             for text in (" ".join([cmd.name.rsplit("/", 1)[-1], *cmd.args]), " ".join(cmd.raw_words)):
                 if text not in result.match_texts:
@@ -1677,10 +1836,9 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
             cls, why = classify_simple(cmd, here)
             text = cmd.text if cmd.assignments and cls != "read-only" else " ".join(cmd.raw_words) or cmd.text
             subs.append(Subcommand(text, cls, why, list(cmd.words)))
-            if cmd.name == "cd" and len(cmd.words) == 2 and cmd.literal[1]:
-                target = _resolve(cmd.words[1], here)
-                if target is not None:
-                    cwd = target
+            if cmd.name in ("cd", "pushd", "popd"):
+                target = _cd_target(cmd, here)
+                cwd, cwd_unknown = (cwd, True) if target is None else (target, False)
         elif cmd.transparent:
             wrapper_reason = catastrophic_reason(cmd, here)
             if wrapper_reason:
@@ -1696,6 +1854,46 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
     result.read_only = all(s.cls == "read-only" for s in subs)
     result.catastrophic = next((s.reason for s in subs if s.cls == "catastrophic"), None)
     return result
+
+
+def _cd_target(cmd: SimpleCommand, where: Where) -> Path | None:
+    """Where ``cd``/``pushd`` go when that is known before the command runs; None for ``popd``,
+    ``cd -``, ``pushd +N``, a run-time word or a name CDPATH could redirect (the Bash tool's commands run
+    without CDPATH, see ``shells.ShellManager.env``)."""
+    args = [a for a in cmd.args if a not in ("-L", "-P", "-e", "-@")]
+    lit = all(cmd.literal[1:])
+    if cmd.name == "popd" or not lit or (cmd.name == "pushd" and (not args or "-n" in args)):
+        return None
+    if not args:
+        return where.home  # `cd` alone: $HOME
+    if len(args) != 1 or args[0] == "-" or args[0].startswith(("+", "-")):
+        return None
+    return _resolve(args[0], where)
+
+
+def _names_regular_files(source: SimpleCommand | None) -> bool:
+    """Whether ``source`` prints only names of regular files under its (checked) operands, so that a
+    program ``xargs`` or ``-exec`` runs on them reads inside: ``find -type f`` (not ``-L``), ``fd -t f``,
+    ``rg --files``/``rg -l`` and ``grep -rl`` (they do not follow symlinks). A listing that can hold a
+    symlink (``ls``, ``git ls-files``, ``find . -name x``) could name one pointing outside the roots."""
+    if source is None or not source.words or not source.literal[0]:
+        return False
+    base, args = source.name.rsplit("/", 1)[-1], source.args
+    shorts, longs = _short_flags(args), _long_flags(args)
+    if base == "find":
+        return not {"-L", "-follow"} & set(args) and any(
+            a == "-type" and b == "f" for a, b in itertools.pairwise(args))
+    if base in ("fd", "fdfind"):
+        return "L" not in shorts and "--follow" not in longs and (
+            any((a in ("-t", "--type") and b == "f") for a, b in itertools.pairwise(args))
+            or "-tf" in args or "--type=f" in args)
+    if base == "rg":
+        return "L" not in shorts and "--follow" not in longs and bool(
+            {"--files", "--files-with-matches", "--files-without-match"} & longs or "l" in shorts)
+    if base in ("grep", "egrep", "fgrep"):
+        return "R" not in shorts and "--dereference-recursive" not in longs and bool(
+            {"l", "L"} & shorts or {"--files-with-matches", "--files-without-match"} & longs)
+    return False
 
 
 def is_read_only(command: str, cwd: Path | None = None) -> bool:
@@ -1884,13 +2082,35 @@ _GIT_DANGEROUS_LONG = (
     "--output", "--ext-diff", "--textconv", "--filters", "--open-files-in-pager", "--exec", "--upload-pack",
     "--receive-pack", "--paginate", "--config-env", "--git-dir", "--work-tree", "--exec-path",
     "--output-directory", "--run", "--editor", "--web", "--browser", "--tool", "--extcmd", "--remote",
+    # read a file named in the option (it could lie outside the roots), or run gpg
+    "--contents", "--ignore-revs-file", "--exclude-from", "--file", "--show-signature", "--orderfile",
 )
 # Exact options of the read subcommands that are prefixes of a dangerous one (exact beats abbreviation).
 _GIT_EXACT_OK = frozenset({"--text", "--remotes", "--output-indicator-new", "--output-indicator-old",
-                           "--output-indicator-context"})
+                           "--output-indicator-context", "--exclude", "--ignore-rev"})
+# Short options that read a file named in them, per subcommand (``-O`` anywhere: diff's orderfile,
+# grep's pager): git grep -f PATTERNS, git config -f FILE, git blame -S REVS, git ls-files -X EXCLUDES.
+_GIT_SHORT_FILE = {"grep": "fO", "config": "f", "blame": "SO", "annotate": "SO", "ls-files": "XO"}
 _GIT_GLOBAL_OK = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs",
                             "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs",
                             "--icase-pathspecs"})
+
+
+# Short options of the read subcommands whose value is attached (``-S<string>``, ``-n5``, ``-U3``): the
+# letters after them are the value, not options.
+_GIT_SHORT_VALUED = {"grep": "eABCm", "ls-files": "x"}
+_GIT_SHORT_VALUED_DIFF = "SGnUMCBlL"  # log, show, diff … (-S<string>, -n5, -U3, -L<range>)
+
+
+def _git_short_reads(cluster: str, sub: str) -> bool:
+    letters = _GIT_SHORT_FILE.get(sub, "O")
+    valued = _GIT_SHORT_VALUED.get(sub, _GIT_SHORT_VALUED_DIFF)
+    for c in cluster[1:]:
+        if c in letters:
+            return True
+        if c in valued:
+            return False
+    return False
 
 
 def _check_git_ro(args: list[str], lit: list[bool]) -> str | None:
@@ -1922,9 +2142,15 @@ def _check_git_ro(args: list[str], lit: list[bool]) -> str | None:
                 continue
             for bad in _GIT_DANGEROUS_LONG:
                 if bad.startswith(name):
-                    return f"git {sub} {name} can write a file or run a program (abbreviations count)"
-        elif sub == "grep" and r.startswith("-") and not r.startswith("--") and "O" in r:
-            return "git grep -O opens the matches with a program"
+                    return (f"git {sub} {name} can write a file, read a file named in it or run a program "
+                            "(abbreviations count)")
+        elif r.startswith("-") and not r.startswith("--") and _git_short_reads(r, sub):
+            return f"git {sub} {r} reads a file named in the option or opens a program (-O)"
+    if sub in ("verify-commit", "verify-tag") or (sub == "tag" and ({"v"} & _short_flags(rest) or "--verify" in
+                                                                   _long_flags(rest))):
+        return f"git {sub} runs gpg to verify signatures"
+    if any("%G" in r or "%(signature" in r for r in rest):
+        return "a %G… format runs gpg to verify signatures"
     verdict = _check_git(args, lit)
     return None if verdict is None else verdict[1]
 
@@ -1956,6 +2182,9 @@ def read_only_reason(cmd: SimpleCommand, base: str) -> str | None:
     if base in _VERSION_ONLY:
         return None if args and all(a in ("--version", "-V") for a in args) else f"{base} runs code"
     if spec is None:
+        if base in PAGERS:
+            return (f"{base} is a pager: it runs the LESSOPEN input preprocessor and has shell escapes "
+                    "(cat or head read a file without them)")
         return f"{base} is not a known read-only command"
     if not spec.any_option and not all(lit) and base in ("tar", "unzip", "pip", "pip3"):
         return "words only known at run time"
@@ -1968,12 +2197,38 @@ def read_only_reason(cmd: SimpleCommand, base: str) -> str | None:
     parsed = _opts.parse_options(spec, args, raw, lit)
     if not parsed.ok:
         return parsed.reason
+    listed = next((o for o in parsed.options if o in spec.lists), None)
+    if listed is not None:
+        return f"{base} {listed} reads the files a list names (not its operands): which ones is only known at run time"
+    if base == "jq":
+        return _check_jq_ro(args)
+    if base == "strings" and any(a.startswith("@") for a in args):
+        return "strings @FILE reads options from a file"
+    if base == "man" and any("/" in args[k] for k in parsed.operands):
+        return "man NAME with a slash formats that file as a manual page"
     if base == "read":
         return _check_read_ro(cmd, parsed)
-    if base in ("less", "more", "most") and any(args[k].startswith("+") for k in parsed.operands):
-        return f"{base} +cmd runs a pager command"
     if base == "date" and any(not args[k].startswith("+") for k in parsed.operands):
         return "date MMDDhhmm sets the system clock"
+    return None
+
+
+PAGERS = frozenset({"less", "more", "most", "zless", "zmore", "bzless", "xzless", "pg"})
+_JQ_FILE_OPTIONS = frozenset({"--from-file", "--rawfile", "--slurpfile", "--library-path"})
+
+
+def _check_jq_ro(args: list[str]) -> str | None:
+    """jq: options that read a file named in them (``-f`` filter file, ``-L`` module folder,
+    ``--rawfile``/``--slurpfile NAME FILE``) and filters that load modules are not read-only."""
+    for a in args:
+        if a == "--":
+            break
+        if a.split("=", 1)[0] in _JQ_FILE_OPTIONS:
+            return f"jq {a} reads a file named in the option"
+        if a.startswith("-") and not a.startswith("--") and ("f" in a or "L" in a):
+            return f"jq {a} reads a file named in the option (-f filter file, -L module folder)"
+    if any(re.search(r"\b(import|include|modulemeta|get_search_list)\b", a) for a in args):
+        return "jq import/include loads a module or data file from a search path"
     return None
 
 

@@ -26,6 +26,12 @@ class Spec:
     # Leading operands that are not files (grep PATTERN, sed SCRIPT, jq FILTER).
     not_files: int = 0
     no_file_operands: bool = False  # echo, printf, seq: operands are never files
+    # Options whose value is a file the program reads (``grep -f FILE``, ``date -r FILE``): judged like
+    # its operands (outside the roots asks). Their short letters must be in ``values`` to be parsed.
+    reads: frozenset[str] = frozenset()
+    # Options (or flags) that make the program read a file of file names (``wc --files0-from=F``,
+    # ``sha256sum -c F``, ``file -f F``): which files it reads is only known at run time, so never read-only.
+    lists: frozenset[str] = frozenset()
 
 
 def _s(*names: str) -> frozenset[str]:
@@ -110,6 +116,8 @@ def parse_options(spec: Spec, args: list[str], raw: list[str], lit: list[bool]) 
                 return Parsed(
                     False, f"`{name}` is not an option known to be read-only (abbreviations are not accepted)"
                 )
+            else:
+                out.options.append(name)
             i += 1
             continue
         if spec.numeric and re.fullmatch(r"-[0-9]+", a):
@@ -133,6 +141,7 @@ def parse_options(spec: Spec, args: list[str], raw: list[str], lit: list[bool]) 
                 j += 1
                 continue
             if spec.any_option:
+                out.options.append("-" + c)
                 j += 1
                 continue
             return Parsed(False, f"`-{c}` (in `{a}`) is not an option known to be read-only")
@@ -149,7 +158,7 @@ ANY_NO_FILES = Spec(any_option=True, no_file_operands=True)
 _ANY_PROGRAMS = (
     "cat head tail wc ls dir vdir basename dirname realpath readlink stat du df nl od hexdump strings cut tr "
     "rev column fold paste comm cmp diff grep egrep fgrep tac sha1sum sha224sum sha256sum sha384sum "
-    "sha512sum md5sum cksum b2sum sum base32 jq ps pgrep pidof whereis locate zcat bzcat xzcat zgrep "
+    "sha512sum md5sum cksum b2sum sum base32 jq ps pgrep pidof whereis zcat bzcat xzcat zgrep "
     "expand unexpand join fmt pr tsort look numfmt lscpu lsblk lsusb lspci vmstat iostat mpstat netstat "
     "file_any"
 ).split()
@@ -172,7 +181,8 @@ SPECS.update(
         "base64": Spec(flags="di", values="w", long_flags=_s("--decode", "--ignore-garbage", "--help", "--version"),
                        long_values=_s("--wrap")),
         "shuf": Spec(flags="erz", values="inr", long_flags=_s("--echo", "--repeat", "--zero-terminated"),
-                     long_values=_s("--input-range", "--head-count", "--random-source")),
+                     long_values=_s("--input-range", "--head-count", "--random-source"),
+                     reads=_s("--random-source")),
         "sort": Spec(
             flags="bcCdfgGhiMmnrRsuVz",
             values="kStX",
@@ -184,6 +194,7 @@ SPECS.update(
             ),
             long_values=_s("--key", "--field-separator", "--buffer-size", "--parallel", "--sort",
                            "--files0-from", "--random-source"),
+            reads=_s("--random-source"), lists=_s("--files0-from"),
         ),
         "uniq": Spec(flags="cdDiuz", values="fsw", max_operands=1,
                      long_flags=_s("--count", "--repeated", "--all-repeated", "--unique", "--ignore-case",
@@ -202,11 +213,13 @@ SPECS.update(
         "ss": Spec(flags="hVHnraloeimpTiszbE460twuxSM", values="fAF",
                    long_flags=_s("--numeric", "--resolve", "--all", "--listening", "--options", "--extended",
                                  "--memory", "--processes", "--info", "--summary", "--tcp", "--udp", "--unix",
-                                 "--raw", "--ipv4", "--ipv6", "--no-header", "--oneline", "--events")),
+                                 "--raw", "--ipv4", "--ipv6", "--no-header", "--oneline", "--events"),
+                   long_values=_s("--filter"), reads=_s("-F", "--filter"), no_file_operands=True),
         "date": Spec(flags="uR", values="dfrI",
                      long_flags=_s("--utc", "--universal", "--rfc-email", "--debug", "--iso-8601", "--rfc-3339",
                                    "--help", "--version"),
-                     long_values=_s("--date", "--file", "--reference"), no_file_operands=True),
+                     long_values=_s("--date", "--file", "--reference"), no_file_operands=True,
+                     reads=_s("-f", "--file", "-r", "--reference")),
         "hostname": Spec(flags="sfdiIaAv", max_operands=0,
                          long_flags=_s("--short", "--fqdn", "--long", "--domain", "--ip-address",
                                        "--all-ip-addresses", "--alias", "--all-fqdns", "--verbose")),
@@ -220,23 +233,17 @@ SPECS.update(
                                    "--raw", "--special-files", "--uncompress", "--print0", "--extension",
                                    "--apple", "--help", "--version"),
                      long_values=_s("--exclude", "--exclude-quiet", "--files-from", "--separator",
-                                    "--magic-file", "--parameter")),
+                                    "--magic-file", "--parameter"),
+                     reads=_s("-m", "--magic-file"), lists=_s("-f", "--files-from")),
         "xxd": Spec(flags="abCEeiuRd", values="cglosn", max_operands=1,
                     long_flags=_s("-autoskip", "-bits", "-capitalize", "-EBCDIC", "-include", "-ps",
                                   "-postscript", "-plain", "-uppercase", "-version", "-help")),
-        "less": Spec(flags="NnSRriIFXEeMmsuUwJKQfgG", values="xzbhjyp",
-                     long_flags=_s("--LINE-NUMBERS", "--line-numbers", "--chop-long-lines", "--RAW-CONTROL-CHARS",
-                                   "--raw-control-chars", "--ignore-case", "--IGNORE-CASE",
-                                   "--quit-if-one-screen", "--no-init", "--quit-at-eof", "--QUIT-AT-EOF",
-                                   "--LONG-PROMPT", "--long-prompt", "--squeeze-blank-lines", "--quiet",
-                                   "--QUIET", "--silent", "--SILENT", "--status-column", "--mouse"),
-                     long_values=_s("--tabs", "--pattern", "--jump-target", "--shift")),
-        "more": Spec(flags="dflcpsu", values="n"),
-        "man": Spec(flags="kfawWdDhV", values="MSsLem",
+        # Not -M/--manpath (pages from any folder); an operand with a slash is a file (refused in classify).
+        "man": Spec(flags="kfawWdDhV", values="SsLem",
                     long_flags=_s("--apropos", "--whatis", "--all", "--where", "--path", "--location",
                                   "--where-cat", "--location-cat", "--regex", "--wildcard", "--names-only",
                                   "--exact", "--no-subpages", "--help", "--version"),
-                    long_values=_s("--sections", "--manpath", "--locale", "--extension", "--systems"),
+                    long_values=_s("--sections", "--locale", "--extension", "--systems"),
                     no_file_operands=True),
         "rg": Spec(
             flags="nNiISslcwvxFHhoqLuUaP0.b",
@@ -274,18 +281,57 @@ SPECS.update(
                            "--color", "--changed-within", "--changed-before", "--size", "--owner",
                            "--max-results", "--search-path", "--base-directory", "--threads"),
             not_files=1,
+            reads=_s("--search-path", "--base-directory"),
         ),
         "read": Spec(flags="ers", values="adinNptu", no_file_operands=True),
-        "tar": Spec(),  # custom check
-        "unzip": Spec(),  # custom check
+        # Custom checks first (``_check_tar_ro``, ``_check_unzip_ro``); these specs find the archive read.
+        "tar": Spec(flags="tvzjJ", values="f", long_flags=_s("--list", "--verbose", "--gzip", "--bzip2", "--xz",
+                                                             "--zstd", "--auto-compress"),
+                    long_values=_s("--file"), reads=_s("-f", "--file")),
+        "unzip": Spec(flags="lvZtq"),
         "pip": Spec(), "pip3": Spec(),  # custom checks
     }
 )
 SPECS["fdfind"] = SPECS["fd"]
-SPECS["most"] = SPECS["more"]
 for _p in ("grep", "egrep", "fgrep", "zgrep"):
-    SPECS[_p] = Spec(any_option=True, not_files=1)
+    SPECS[_p] = Spec(any_option=True, not_files=1, values="efABCmdD",
+                     long_values=_s("--file", "--regexp", "--exclude-from", "--exclude-dir", "--include",
+                                    "--exclude", "--label", "--max-count", "--context", "--after-context",
+                                    "--before-context"),
+                     reads=_s("-f", "--file", "--exclude-from"))
+# jq's -f/--from-file, -L, --rawfile/--slurpfile read files named in options (the last two take two
+# values): refused in ``classify``, as are ``import``/``include`` in the filter.
 SPECS["jq"] = Spec(any_option=True, not_files=1)
+
+# Options of the audited (``any_option``) programs whose value is a file read, or a file of file names.
+# Their value-taking short letters are listed so that the value is not taken for an operand.
+SPECS["wc"] = Spec(any_option=True, long_values=_s("--files0-from"), lists=_s("--files0-from"))
+SPECS["du"] = Spec(any_option=True, values="BdtX", long_values=_s("--files0-from", "--exclude-from",
+                                                                  "--block-size", "--max-depth", "--threshold",
+                                                                  "--exclude", "--time-style"),
+                   reads=_s("-X", "--exclude-from"), lists=_s("--files0-from"))
+SPECS["diff"] = Spec(any_option=True, values="CDFILSUWxX",
+                     long_values=_s("--exclude-from", "--from-file", "--to-file", "--exclude", "--label",
+                                    "--starting-file", "--ignore-matching-lines", "--show-function-line"),
+                     reads=_s("-X", "--exclude-from", "--from-file", "--to-file"))
+SPECS["hexdump"] = Spec(any_option=True, values="efns", reads=_s("-f", "--format-file"),
+                        long_values=_s("--format", "--format-file", "--length", "--skip"))
+for _p in ("sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "md5sum", "b2sum", "cksum"):
+    # -c reads a list of files (any paths) from its operands.
+    SPECS[_p] = Spec(any_option=True, flags="c", values="al", long_values=_s("--algorithm", "--length"),
+                     lists=_s("-c", "--check"))
+SPECS["xzcat"] = Spec(any_option=True, lists=_s("--files", "--files0"))
+SPECS["pgrep"] = Spec(any_option=True, values="dgGPstuUFr", long_values=_s("--pidfile"),
+                      reads=_s("-F", "--pidfile"), no_file_operands=True)
+SPECS["lspci"] = Spec(any_option=True, values="FipsdAO", reads=_s("-F", "-i", "-p"), no_file_operands=True)
+SPECS["lsusb"] = Spec(any_option=True, values="Dsd", reads=_s("-D"), no_file_operands=True)
+SPECS["lscpu"] = Spec(any_option=True, values="s", long_values=_s("--sysroot"), reads=_s("-s", "--sysroot"),
+                      no_file_operands=True)
+# whereis -B/-M/-S DIR… -f: directories to search, any number of them.
+SPECS["whereis"] = Spec(any_option=True, flags="BMS", lists=_s("-B", "-M", "-S"), no_file_operands=True)
+for _p in ("ps", "pidof", "lsblk", "vmstat", "iostat", "mpstat", "netstat"):
+    SPECS[_p] = Spec(any_option=True, no_file_operands=True)
+SPECS["look"] = Spec(any_option=True, not_files=1)
 
 # Programs that are shell builtins here: found before any PATH lookup.
 BUILTINS = frozenset(

@@ -100,7 +100,6 @@ READ_ONLY = [
     "uname -a",
     "true",
     "test -d src",
-    "less f",
     "man ls",
     "tree -L 2",
 
@@ -216,6 +215,8 @@ NOT_READ_ONLY = [
     ("make", "execute"),
     ("npm test", "execute"),
     ("npm run build", "execute"),
+    ("less f", "unknown"),
+    ("more f", "unknown"),
     ("less +!rm f", "execute"),
     ("less '+!id' f", "execute"),
     ("man -P 'sh -c x' ls", "execute"),

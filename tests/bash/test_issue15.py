@@ -154,7 +154,6 @@ STILL_READ_ONLY = [
     "jobs -l",
     "date +%s",
     "date -u -d yesterday +%F",
-    "less -R f",
     "cat <<EOF\nhello\nEOF",
     "cat <<'E'\n$(x)\nE",
     "/usr/bin/cat f",

@@ -24,6 +24,11 @@ from sidecar.workspace.gitenv import safe_git_env
 if TYPE_CHECKING:
     from sidecar.session import Session
 
+# Environment variables removed from every Bash command's environment: they would change what a command
+# the classifier called read-only does. LESSOPEN/LESSCLOSE name an input preprocessor ``less`` runs on
+# each file; CDPATH sends a relative ``cd src`` to another folder than the one the classifier resolved.
+CHANGES_WHAT_RUNS = ("LESSOPEN", "LESSCLOSE", "CDPATH")
+
 
 @dataclass
 class BackgroundShell:
@@ -84,6 +89,8 @@ class ShellManager:
         names = tuple(str(n) for n in extra if isinstance(n, str))
         env = safe_git_env(scrubbed_env(extra_secret_names=names))
         env["TMPDIR"] = str(self._tmp)
+        for name in CHANGES_WHAT_RUNS:
+            env.pop(name, None)
         return env
 
     # ---- sandbox ----------------------------------------------------------------------------

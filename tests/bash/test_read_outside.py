@@ -1,0 +1,245 @@
+"""Reads outside the workspace roots ask (docs/permissions.md, "One path policy"): the words that name no
+path but still make a read-only program read outside — a `cd` before it, git's `-C`/`--no-index`/file
+options, an option's value (`grep -f F`, `date -r F`), a sed `r F`, xargs input, a symlink — and pagers.
+
+Two oracles: the exact verdict `check_command.decide` gives (what the Bash tool's gate does without a
+rule), and a read oracle: every command of the corpus that is allowed is really run in bubblewrap inside a
+scratch workspace next to a folder and a home holding canaries; no canary's name or content may appear in
+what it prints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sidecar.session import Session
+from sidecar.shell.classify import Where, analyze
+from sidecar.tools.bash.check_command import decide, explain
+from sidecar.workspace.gitenv import safe_git_env
+from tests.bash.test_bash_runtime import run_bash
+from tests.bash.test_classify import READ_ONLY
+from tests.bash.test_effect_oracle import PEER_SAFE
+from tests.bash.test_issue15 import STILL_READ_ONLY
+
+CANARY = "CANARY-CONTENT-7f3a"
+CANARY_NAME = "canary-name-7f3a.txt"
+
+# Each reads outside the roots (or cannot be known not to) and must ask. {out}: a folder outside.
+ASK = [
+    # a literal cd, then a program that reads its working folder
+    "cd {out} && ls", "cd {out} && ls -la", "cd {out} && find . -name '*'", "cd {out} && grep -r CANARY",
+    "cd {out} && rg CANARY", "cd {out} && du -a", "cd {out} && git status", "cd {out} && cat *",
+    "pushd {out} && ls", "cd sub && cd ../.. && ls", "cd && ls -a", "cd ~ && ls -a",
+    # a cd only known at run time
+    "cd $HOME && ls -a", "cd \"$HOME\" && cat .canary-home", "cd - && ls", "cd {out}; popd; ls",
+    # git: file operands in every mode, -C, options that read a file or run gpg
+    "git diff --no-index {secret} a.txt", "git diff --no-index -- {secret} a.txt",
+    "git -C {out} status", "git -C {out} log", "git log -- {out}", "git blame {secret}",
+    "git blame --contents {secret} a.txt", "git blame --cont={secret} a.txt",
+    "git blame -S {secret} a.txt", "git blame --ignore-revs-file={secret} a.txt",
+    "git diff -O{secret}", "git grep -f {secret}", "git grep --no-index alpha {out}",
+    "git config -f {secret} --list", "git config --file={secret} --list",
+    "git ls-files -o --exclude-from={secret}", "git ls-files -o -X {secret}",
+    "git log --show-signature -1", "git log --format=%G? -1", "git verify-commit HEAD", "git tag -v v1",
+    # pagers: LESSOPEN runs a preprocessor, shell escapes
+    "less a.txt", "more a.txt", "less -R a.txt",
+    # an operand or an option's value outside
+    "find {out}", "find {out} -name '*'", "find . -newer {secret}",
+    "find . -samefile {secret}", "find . -neweraB {secret}",
+    "sed -n p {secret}", "sed '1r {secret}' a.txt", "sed 'R {secret}' a.txt",
+    "awk '{print}' {secret}", "grep -f {secret} a.txt",
+    "grep --file={secret} a.txt", "date -f {secret}", "date -r {secret}",
+    "jq -f {secret} data.json", "jq -n --rawfile s {secret} '$s'",
+    "jq 'import \"x\" as $x; .' data.json", "diff --from-file={secret} a.txt",
+    "diff -X {secret} a.txt b.txt", "hexdump -f {secret} a.txt",
+    "strings @{secret}", "file -m {secret} a.txt", "du -X {secret} .",
+    "shuf --random-source={secret} a.txt", "rg --files {out}", "rg -e alpha {out}",
+    "tar --list --file={out}/x.tar", "tar -t -f {out}/x.tar", "unzip -l {out}/x.zip", "man {secret}",
+    "man -M {out} ls", "lscpu -s {out}", "pgrep -F {secret}",
+    # a list of files read from a file
+    "sha256sum -c sums.txt", "md5sum --check sums.txt", "wc --files0-from=list0", "du --files0-from=list0",
+    "sort --files0-from=list0", "file -f list.txt", "xzcat --files=list.txt", "whereis -B {out} -f ls",
+    # xargs input that is not a listing of the workspace
+    "xargs cat < list.txt", "cat list.txt | xargs cat", "xargs -a list.txt cat", "echo {secret} | xargs cat",
+    # a symlink inside that points outside, and system-wide indexes
+    "cat link.txt", "ls linkdir", "locate " + CANARY_NAME, "cat *", "grep alpha *.txt", "wc -l *",
+    "ls | xargs cat", "find . -name '*.txt' | xargs cat", "git ls-files | xargs cat", "find . -exec cat {} +",
+    "find -L . -type f | xargs cat", "grep -Rl alpha . | xargs cat",
+]
+
+# Ordinary read-only commands in the workspace: they run without asking.
+ALLOW = [
+    "ls", "ls -la", "ls sub", "cat a.txt", "grep -rn alpha .", "grep -n alpha a.txt", "rg alpha", "rg --files",
+    "rg -l alpha sub", "find . -name '*.txt'", "find . -newer a.txt", "find . -newermt 2020-01-01",
+    "head -n 2 a.txt", "tail -n 1 a.txt", "wc -l a.txt", "git status", "git log --oneline", "git diff",
+    "git diff HEAD~1 -- a.txt", "git show HEAD", "git show HEAD:a.txt", "git log -p -1", "git log -S alpha",
+    "git log -SOops", "git blame a.txt", "git blame --ignore-rev HEAD a.txt", "git grep alpha",
+    "git grep -e alpha -- sub", "git ls-files", "git ls-files -o --exclude='*.o'", "git -C sub log -1",
+    "git diff --no-index a.txt b.txt", "git log --format='%H %s' -1", "git tag -l", "cd sub && ls",
+    "cd sub && cat c.txt", "cd sub && cd .. && ls", "find . -type f -name '*.txt' | xargs wc -l",
+    "find . -type f -print0 | xargs -0 grep -n alpha",
+    "rg -l alpha | xargs wc -l", "grep -rl alpha . | xargs cat",
+    "find . -type f | xargs wc -l", "cat sub/*", "wc -l sub/*.txt",
+    "sed -n 1p a.txt", "sed '1r b.txt' a.txt", "awk '{print $1}' a.txt",
+    "awk '{print}' x=1 a.txt", "jq . data.json", "du -sh .", "sort a.txt", "date -r a.txt", "date -u",
+    "grep -f b.txt a.txt", "diff a.txt b.txt", "sha256sum a.txt", "strings a.txt", "hexdump -C a.txt",
+    "man -w ls", "cd {out}; cd {ws} && ls", "xargs echo < list.txt", "tar -tf x.tar",
+]
+
+
+def _workspace(root: Path) -> tuple[Path, Path, Path]:
+    ws, out, home = root / "ws", root / "outside", root / "home"
+    for d in (ws, out, home, ws / "sub"):
+        d.mkdir()
+    (out / CANARY_NAME).write_text(CANARY + "\n")
+    # What the workspace's own files name (a list, a symlink) is not a canary name: only their content is.
+    listed = out / "listed.txt"
+    listed.write_text(CANARY + "\n")
+    (home / ".canary-home").write_text(CANARY + "\n")
+    (ws / "a.txt").write_text("alpha one\nbeta two\n")
+    (ws / "b.txt").write_text("alpha\n")
+    (ws / "sub" / "c.txt").write_text("sub file\n")
+    (ws / "data.json").write_text('{"k": 1}\n')
+    (ws / "list.txt").write_text(f"{listed}\n")
+    (ws / "list0").write_bytes(f"{listed}\0".encode())
+    digest = hashlib.sha256((CANARY + "\n").encode()).hexdigest()
+    (ws / "sums.txt").write_text(f"{digest}  {listed}\n")
+    (ws / "link.txt").symlink_to(listed)
+    (ws / "linkdir").symlink_to(out)
+    subprocess.run(["tar", "-cf", str(ws / "x.tar"), "-C", str(ws), "a.txt"], check=True)
+    shutil.copy(ws / "x.tar", out / "x.tar")
+    env = {**safe_git_env(), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(home)}
+    for argv in (["git", "init", "-q"], ["git", "add", "a.txt", "b.txt", "sub"], ["git", "commit", "-qm", "one"],
+                 ["git", "commit", "-q", "--allow-empty", "-m", "two"], ["git", "tag", "v1"]):
+        subprocess.run(argv, cwd=ws, env=env, check=True, capture_output=True)
+    return ws, out, home
+
+
+def _fill(command: str, ws: Path, out: Path) -> str:
+    return command.replace("{secret}", str(out / CANARY_NAME)).replace("{out}", str(out)).replace("{ws}", str(ws))
+
+
+def _decision(command: str, ws: Path, home: Path) -> tuple[str, str]:
+    verdict = decide(analyze(command, Where(ws, home=home)), [], ws)
+    return verdict.decision, verdict.reason
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> tuple[Path, Path, Path]:
+    return _workspace(tmp_path)
+
+
+@pytest.mark.parametrize("command", ASK)
+def test_reads_outside_ask(command: str, scratch: tuple[Path, Path, Path]) -> None:
+    ws, out, home = scratch
+    decision, reason = _decision(_fill(command, ws, out), ws, home)
+    assert decision == "ask", (command, reason)
+    assert reason
+
+
+@pytest.mark.parametrize("command", ALLOW)
+def test_ordinary_reads_run(command: str, scratch: tuple[Path, Path, Path]) -> None:
+    ws, out, home = scratch
+    decision, reason = _decision(_fill(command, ws, out), ws, home)
+    assert (decision, reason) == ("allow", "read-only"), command
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("cd / && ls", "reads /, outside the workspace roots"),
+        ("cd / && ls -la", "reads /, outside the workspace roots"),
+        ("cd /etc && git status", "reads /etc, outside the workspace roots"),
+        ("git diff --no-index /etc/passwd f", "reads /etc/passwd, outside the workspace roots"),
+        ("git diff --no-index -- /etc/passwd f", "reads /etc/passwd, outside the workspace roots"),
+        ("git -C /etc log", "reads /etc, outside the workspace roots"),
+        ("cd $X && ls", "cannot tell which files $PWD names before it runs"),
+        ("less f", "less is a pager: it runs the LESSOPEN input preprocessor and has shell escapes "
+                   "(cat or head read a file without them)"),
+        ("more f", "more is a pager: it runs the LESSOPEN input preprocessor and has shell escapes "
+                   "(cat or head read a file without them)"),
+        ("git blame --contents=f g", "git blame --contents can write a file, read a file named in it or run "
+                                     "a program (abbreviations count)"),
+        ("git diff -Oorder", "git diff -Oorder reads a file named in the option or opens a program (-O)"),
+        ("git log --show-signature", "git log --show-signature can write a file, read a file named in it or "
+                                     "run a program (abbreviations count)"),
+        ("sha256sum -c sums", "sha256sum -c reads the files a list names (not its operands): which ones is only "
+                              "known at run time"),
+        ("cat list | xargs cat", "cannot tell which files $(file names xargs reads) names before it runs"),
+        ("date -r /etc/passwd", "reads /etc/passwd, outside the workspace roots"),
+        ("sed '1r /etc/passwd' f", "reads /etc/passwd, outside the workspace roots"),
+    ],
+)
+def test_exact_verdicts(command: str, reason: str, tmp_path: Path) -> None:
+    result = explain(command, [], tmp_path)
+    assert (result["decision"], result["reason"]) == ("ask", reason)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the oracle runs commands inside bubblewrap")
+def test_no_allowed_command_reads_outside(tmp_path: Path) -> None:
+    ws, out, home = _workspace(tmp_path)
+    env = {**safe_git_env({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+                           "TERM": "dumb"})}
+    where = Where(ws, home=home)
+
+    def leaked(command: str) -> str | None:
+        argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                "--ro-bind", str(tmp_path), str(tmp_path), "--unshare-pid", "--die-with-parent",
+                "--chdir", str(ws), "--", "/bin/bash", "-c", command]
+        try:
+            done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+        except subprocess.TimeoutExpired:
+            return None
+        text = (done.stdout + done.stderr).decode("utf-8", "replace")
+        return text if CANARY in text or CANARY_NAME in text else None
+
+    # The oracle can fail: each of these prints a canary when run, and none runs without asking.
+    for control in ["cat {secret}", "cd {out} && ls", "git diff --no-index {secret}"
+                    + " a.txt", "cat link.txt", "xargs cat < list.txt", "cd && cat .canary-home"]:
+        command = _fill(control, ws, out)
+        assert leaked(command), f"the oracle saw no canary from {command!r}"
+        assert decide(analyze(command, where), [], ws).decision == "ask", command
+    corpus = list(dict.fromkeys(_fill(c, ws, out) for c in [*ASK, *ALLOW, *READ_ONLY, *STILL_READ_ONLY,
+                                                               *PEER_SAFE]))
+    ran: list[str] = []
+    leaks: list[str] = []
+    for command in corpus:
+        if decide(analyze(command, where), [], ws).decision != "allow":
+            continue
+        ran.append(command)
+        if (text := leaked(command)) is not None:
+            leaks.append(f"{command!r} printed {text[:200]!r}")
+    print(f"\nread oracle: {len(corpus)} commands, {len(ran)} allowed ones run in bubblewrap, {len(leaks)} leaked")
+    assert not leaks, "\n".join(leaks)
+    assert len(ran) >= 150
+
+
+async def test_bash_child_has_no_lessopen_or_cdpath(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LESSOPEN", "| /bin/echo pwned %s")
+    monkeypatch.setenv("LESSCLOSE", "/bin/echo pwned %s %s")
+    monkeypatch.setenv("CDPATH", "/etc")
+    text, err = await run_bash(session, 'echo "[${LESSOPEN-unset}][${LESSCLOSE-unset}][${CDPATH-unset}]"')
+    assert not err
+    assert text.splitlines()[0] == "[unset][unset][unset]"
+
+
+async def test_cd_outside_then_ls_asks_the_user(session: Session) -> None:
+    channel = session.channel
+    await run_bash(session, "ls")
+    assert not channel.requests  # type: ignore[attr-defined]
+    await run_bash(session, "cd / && ls")
+    methods = [m for m, _ in channel.requests]  # type: ignore[attr-defined]
+    assert methods == ["session/request_permission"]
+
+
+def test_unknown_cwd_marks_relative_paths(tmp_path: Path) -> None:
+    a = analyze("cd $X && cat f", Where(tmp_path))
+    assert a.read_only and "$PWD/f" in a.dynamic_paths and "$PWD" in a.dynamic_paths
+    assert os.fspath(tmp_path / "f") not in map(os.fspath, a.read_paths)
