@@ -569,6 +569,20 @@ SAFE_ENV_VARS = frozenset(
         "COLORTERM",
     }
 )
+
+
+def safe_assignment(assignment: str) -> bool:
+    """``NAME=value`` of a variable in ``SAFE_ENV_VARS`` whose value names no file: ``TZ=/etc/x`` and
+    ``TZ=:x`` read a time zone file, ``LANG=/x`` a locale folder (``TZ=Europe/Paris`` is fine)."""
+    name, _, value = assignment.partition("=")
+    if name not in SAFE_ENV_VARS:
+        return False
+    value = value.strip("'\"")
+    if name == "TZ":
+        return not value.startswith(("/", ":", ".")) and ".." not in value
+    return "/" not in value
+
+
 SAFE_DEVICES = frozenset(
     {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2", "/dev/zero"}
 )
@@ -1321,6 +1335,8 @@ def _resolve(word: str, where: Where) -> Path | None:
     if word in ("$HOME", "${HOME}", "~") or word.startswith(("$HOME/", "${HOME}/", "~/")):
         rest = word.split("/", 1)[1] if "/" in word else ""
         return Path(os.path.normpath(where.home / rest)) if rest else where.home
+    if word == "~+" or word.startswith("~+/"):  # $PWD
+        return Path(os.path.normpath(where.cwd / word[3:]))
     if word.startswith("~"):
         user, _, rest = word[1:].partition("/")
         try:
@@ -1461,7 +1477,7 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     if reason:
         return "catastrophic", reason
     if not cmd.words:
-        if all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
+        if all(safe_assignment(a) for a in cmd.assignments):
             return "read-only", ""
         return "unknown", "sets shell variables that change what later commands run"
     if not cmd.literal[0]:
@@ -1470,7 +1486,7 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     base, why_not = identity(name, where)
     if base is None:
         return "execute", why_not
-    if cmd.assignments and not all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
+    if cmd.assignments and not all(safe_assignment(a) for a in cmd.assignments):
         return "execute", "environment variables set for the command can change what it runs"
     if cmd.dynamic_heredoc:
         return "unknown", "here-document with substitutions"
@@ -1577,12 +1593,18 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 
 def _glob_matches(word: str, where: Where, into: list[Path]) -> bool:
     """A glob's matches now, each where it leads (``cat *`` reads what a symlink among them points to):
-    the ones outside the roots go into ``into``. False when there are more than we look at (a glob with
-    a run-time part is left to ``dynamic_paths``)."""
-    if "$" in word or "`" in word or not _GLOB_CHARS.search(word):
+    the ones outside the roots go into ``into``, as do brace alternatives. False when there are more
+    than we look at (a glob with a run-time part is left to ``dynamic_paths``)."""
+    if "$" in word or "`" in word:
         return True
     matches: list[str] = []
     for pattern in _expand_braces(word.replace('"', "").replace("'", "")):
+        if not _GLOB_CHARS.search(pattern):  # a brace alternative: `cat {a,/etc/passwd}`
+            p = _resolve(pattern, where)
+            if p is None:
+                return False
+            matches.append(str(p))
+            continue
         base = pattern if pattern.startswith(("/", "~")) else str(where.cwd / pattern)
         matches += glob.glob(os.path.expanduser(base))
         if len(matches) > _MAX_GLOB_MATCHES:
@@ -1613,9 +1635,11 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis, names_unkno
             analysis.dynamic_paths.append("$PWD" if word == "." else f"$PWD/{word}")
             return
         p = _resolve(word, where)
-        if p is not None:
-            p = Path(os.path.realpath(p))  # as Read/Write judge a path: a symlink counts where it points
-        if p is not None and p not in into:
+        if p is None:  # `~-/x` ($OLDPWD), `~nosuchuser`: only known at run time
+            analysis.dynamic_paths.append(word)
+            return
+        p = Path(os.path.realpath(p))  # as Read/Write judge a path: a symlink counts where it points
+        if p not in into:
             into.append(p)
 
     for r in cmd.redirects:
@@ -1652,6 +1676,8 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis, names_unkno
         starts, refs = _find_files(args)
         for k in starts + refs:
             add(args[k], lit[k], analysis.read_paths)
+        if {"-L", "-follow"} & set(args):
+            _linked_outside([args[k] for k in starts if lit[k]] or ["."], where, analysis)
         return
     if base == "sed":
         _script_file_args(cmd, _SED_SPEC, ("-e", "--expression"), analysis, add)
@@ -1663,6 +1689,8 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis, names_unkno
         for k, a in enumerate(args):
             if not a.startswith("-") and lit[k] and (p := _resolve(a, where)) is not None:
                 _add_tree(p, analysis)
+        if "--no-dereference" not in _long_flags(args):  # diff -r follows the symlinks it meets
+            _linked_outside([a for k, a in enumerate(args) if not a.startswith("-") and lit[k]], where, analysis)
     if spec is None or (spec.no_file_operands and not spec.reads):
         return
     if spec.any_option and not (spec.values or spec.long_values):
@@ -1684,6 +1712,8 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis, names_unkno
         trees = [_resolve(args[k], where) for k in operands[skip:] if lit[k]]
         for tree in [t for t in trees if t is not None] or ([] if operands[skip:] else [where.cwd]):
             _add_tree(tree, analysis)
+    if _follows_links(base, args):
+        _linked_outside([args[k] for k in operands[skip:] if lit[k]] or ["."], where, analysis)
 
 
 def _find_files(args: list[str]) -> tuple[list[int], list[int]]:
@@ -1774,6 +1804,56 @@ def _reads_trees(base: str, args: list[str]) -> bool:
     return False
 
 
+def _follows_links(base: str, args: list[str]) -> bool:
+    """Whether this program follows the symlinks it meets while walking a tree (``grep -R``, ``rg -L``,
+    ``du -L``, ``tree -l``, ``ls -RL``): a link anywhere below can lead it outside the roots."""
+    shorts, longs = _short_flags(args), _long_flags(args)
+    if base in ("grep", "egrep", "fgrep", "zgrep"):
+        return "R" in shorts or "--dereference-recursive" in longs
+    if base == "rg":
+        return "L" in shorts or "--follow" in longs
+    if base == "du":
+        return "L" in shorts or "--dereference" in longs
+    if base == "tree":
+        return "l" in shorts
+    if base in ("ls", "dir", "vdir"):
+        return bool({"R", "--recursive"} & (shorts | longs)) and bool({"L", "--dereference"} & (shorts | longs))
+    return False
+
+
+_MAX_WALK = 20_000
+
+
+def _linked_outside(words: list[str], where: Where, analysis: Analysis) -> None:
+    """For a program that follows symlinks below ``words``: each symlink there that leads outside the
+    roots is a read path; a tree too large to look through (or a folder only known at run time) asks."""
+    if where.cwd_unknown:
+        return  # every path is already unknown
+    seen = 0
+    for word in words:
+        top = _resolve(word, where)
+        if top is None:
+            continue
+        stack = [str(top)]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > _MAX_WALK:
+                    analysis.dynamic_paths.append(f"$(symlinks below {word})")
+                    return
+                if entry.is_symlink():
+                    target = Path(os.path.realpath(entry.path))
+                    if not _inside(target, where.roots) and target not in analysis.read_paths:
+                        analysis.read_paths.append(target)
+                elif entry.is_dir(follow_symlinks=False) and entry.name != ".git":
+                    stack.append(entry.path)
+
+
 def _add_tree(path: Path, analysis: Analysis) -> None:
     if path not in analysis.tree_paths:
         analysis.tree_paths.append(path)
@@ -1843,7 +1923,7 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
             wrapper_reason = catastrophic_reason(cmd, here)
             if wrapper_reason:
                 subs.append(Subcommand(" ".join(cmd.raw_words), "catastrophic", wrapper_reason, list(cmd.words)))
-            elif cmd.assignments and not all(a.split("=", 1)[0] in SAFE_ENV_VARS for a in cmd.assignments):
+            elif cmd.assignments and not all(safe_assignment(a) for a in cmd.assignments):
                 subs.append(
                     Subcommand(cmd.text, "execute", "environment variables change what runs", list(cmd.words))
                 )
@@ -2204,6 +2284,8 @@ def read_only_reason(cmd: SimpleCommand, base: str) -> str | None:
         return _check_jq_ro(args)
     if base == "strings" and any(a.startswith("@") for a in args):
         return "strings @FILE reads options from a file"
+    if base == "ps" and any(not a.startswith("-") and "e" in a for a in args):
+        return "ps e shows the environment of processes (their secrets too)"
     if base == "man" and any("/" in args[k] for k in parsed.operands):
         return "man NAME with a slash formats that file as a manual page"
     if base == "read":
@@ -2288,4 +2370,9 @@ def _check_awk_ro(cmd: SimpleCommand) -> str | None:
     for program in programs:
         if re.search(r"system|\||>|@|getline|ENVIRON|PROCINFO|fflush|close|printf?\s*>", program):
             return "awk program may run commands or write files (system, |, >)"
+        if re.search(r"ARGV|ARGC", program):
+            return "awk program changes ARGV/ARGC: it reads files no operand names"
+    if any(re.match(r"ARG[VC]", v) for v in parsed.values.get("-v", []) + parsed.values.get("--assign", [])) or any(
+            re.match(r"ARG[VC]", cmd.args[k]) for k in parsed.operands):
+        return "awk assigns ARGV/ARGC: it reads files no operand names"
     return None

@@ -71,6 +71,15 @@ ASK = [
     "cat link.txt", "ls linkdir", "locate " + CANARY_NAME, "cat *", "grep alpha *.txt", "wc -l *",
     "ls | xargs cat", "find . -name '*.txt' | xargs cat", "git ls-files | xargs cat", "find . -exec cat {} +",
     "find -L . -type f | xargs cat", "grep -Rl alpha . | xargs cat",
+    # programs that follow the symlinks they meet in a tree (linkdir points outside)
+    "grep -R CANARY .", "grep --dereference-recursive CANARY .", "rg -L CANARY", "rg --follow CANARY",
+    "find -L . -name '*'", "find . -follow -name '*'", "du -L .", "ls -RL", "tree -l", "diff -r . sub",
+    # the environment of every process
+    "ps auxe", "ps e",
+    # words that become outside paths when bash expands them; awk's ARGV; variables that name files
+    "cat {a.txt,{secret}}", "cat ~-/" + CANARY_NAME, "cat ~nosuchuser/x", "cd {out}; cd {ws}; cat ~-/" + CANARY_NAME,
+    "awk 'BEGIN{ARGV[1]=\"{secret}\"; ARGC=2} {print}'", "awk '{print}' ARGC=3 a.txt",
+    "awk -v ARGC=2 '{print}' a.txt", "TZ={secret} date", "TZ=:{secret} date", "LANG={out} sort a.txt",
 ]
 
 # Ordinary read-only commands in the workspace: they run without asking.
@@ -89,7 +98,9 @@ ALLOW = [
     "sed -n 1p a.txt", "sed '1r b.txt' a.txt", "awk '{print $1}' a.txt",
     "awk '{print}' x=1 a.txt", "jq . data.json", "du -sh .", "sort a.txt", "date -r a.txt", "date -u",
     "grep -f b.txt a.txt", "diff a.txt b.txt", "sha256sum a.txt", "strings a.txt", "hexdump -C a.txt",
-    "man -w ls", "cd {out}; cd {ws} && ls", "xargs echo < list.txt", "tar -tf x.tar",
+    "man -w ls", "cd {out}; cd {ws} && ls", "grep -r alpha .", "ls -R", "du -a .", "diff -r sub sub",
+    "diff -r --no-dereference . sub", "ps aux", "ps -ef", "cat {a,b}.txt", "cat ~+/a.txt", "cat sub/{c,d}.txt",
+    "TZ=Europe/Paris date", "LANG=C sort a.txt", "NO_COLOR=1 ls", "xargs echo < list.txt", "tar -tf x.tar",
 ]
 
 
