@@ -139,3 +139,35 @@ async def test_the_editor_record_survives_a_restart(
     assert result == {"restored": [], "restoredInEditor": [str(notes)], "conflicts": [], "historyLength": 0}
     assert editor.buffers[str(notes)] == "alpha\nbeta (unsaved)\ngamma\n"
     assert notes.read_bytes() == b"alpha\nbeta\ngamma\n"
+
+
+async def test_an_editor_that_saves_at_once_is_restored_through_disk(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """Zed saves what it is sent and reloads what changes on disk: the snapshots see the agent's change, the
+    disk restore puts the file back, the editor then already holds the earlier text and is sent nothing."""
+    notes = workspace / "notes.txt"
+    editor = Editor()  # no buffers: it serves what is on disk
+
+    async def write_and_save(params: dict[str, Any]) -> dict[str, Any]:
+        editor.requests.append(("fs/write_text_file", params))
+        Path(params["path"]).write_text(params["content"])
+        return {}
+
+    model_server.add_turns([
+        _tool("toolu_r1", "Read", file_path=str(notes)),
+        _tool("toolu_e1", "Edit", file_path=str(notes), old_string="gamma", new_string="delta"),
+        _say("done"),
+    ])
+    harness = await make_sidecar(client_capabilities=FS)
+    _wire(harness, editor)
+    harness.process.handlers["fs/write_text_file"] = write_and_save
+    session = await harness.new_session(workspace)
+    await harness.process.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
+    message = await _prompt(harness, session, "change it")
+    assert notes.read_bytes() == b"alpha\nbeta\ndelta\n"
+    writes = len([m for m, _ in editor.requests if m == "fs/write_text_file"])
+    result = await harness.process.request("_sidecar/sessions/rewind", {"sessionId": session, "toMessageId": message})
+    assert result == {"restored": [str(notes)], "restoredInEditor": [str(notes)], "conflicts": [],
+                      "historyLength": 0}
+    assert notes.read_bytes() == b"alpha\nbeta\ngamma\n"
+    assert len([m for m, _ in editor.requests if m == "fs/write_text_file"]) == writes
