@@ -1761,6 +1761,23 @@ def _script_file_args(cmd: SimpleCommand, spec: _opts.Spec, script_options: tupl
                 add(name, True, analysis.read_paths)
 
 
+_GIT_SHOWS_CONTENT = frozenset({"diff", "show", "cat-file", "range-diff", "diff-tree", "diff-index", "diff-files"})
+
+
+def _git_shows_patches(args: list[str]) -> bool:
+    shorts, longs = _short_flags(args), _long_flags(args)
+    return bool({"p", "u", "U"} & shorts or {"--patch", "--unified", "--patch-with-stat", "--patch-with-raw",
+                                              "--word-diff", "--color-words", "--full-diff"} & longs)
+
+
+def _git_toplevel(folder: Path) -> Path:
+    """The work tree git finds from ``folder`` (the nearest folder above holding ``.git``), else ``folder``."""
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return folder
+
+
 def _git_file_args(cmd: SimpleCommand, where: Where, analysis: Analysis,
                    add: Callable[[str, bool, list[Path]], None]) -> None:
     """git: the folder each ``-C`` names, and every operand of the subcommand as a path from git's
@@ -1779,9 +1796,20 @@ def _git_file_args(cmd: SimpleCommand, where: Where, analysis: Analysis,
     if i >= len(args):
         return
     sub, rest, rest_lit = args[i], args[i + 1 :], lit[i + 1 :]
+    top = _git_toplevel(here.cwd)
+    operands = _positionals(rest)
+    limited = "--" in rest or any(":" in w for w in operands) or sub in ("blame", "annotate")
     if sub == "grep":
         _add_tree(here.cwd, analysis)  # tracked files below git's folder
-    operands = _positionals(rest)
+    elif not limited and (sub in _GIT_SHOWS_CONTENT or (sub in ("log", "whatchanged") and _git_shows_patches(rest))):
+        _add_tree(top, analysis)  # file contents from anywhere in the repository's history
+    for word in operands:  # REV:PATH names a file: from the top, or from git's folder with ./ ../
+        rev, colon, path = word.partition(":")
+        if colon and path and not rev.startswith("-") and rest_lit[rest.index(word)]:
+            base = here.cwd if path.startswith(("./", "../")) else top
+            target = Path(os.path.normpath(base / path))
+            if target not in analysis.read_paths:
+                analysis.read_paths.append(target)
     if sub == "grep" and not ({"e", "f"} & _short_flags(rest) or "--regexp" in _long_flags(rest)):
         operands = operands[1:]  # the pattern
     for word in operands:

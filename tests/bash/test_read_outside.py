@@ -20,7 +20,7 @@ import pytest
 
 from sidecar.session import Session
 from sidecar.shell.classify import Where, analyze
-from sidecar.tools.bash.check_command import decide, explain
+from sidecar.tools.bash.check_command import decide, explain, load_rules
 from sidecar.workspace.gitenv import safe_git_env
 from tests.bash.test_bash_runtime import run_bash
 from tests.bash.test_classify import READ_ONLY
@@ -254,3 +254,32 @@ def test_unknown_cwd_marks_relative_paths(tmp_path: Path) -> None:
     a = analyze("cd $X && cat f", Where(tmp_path))
     assert a.read_only and "$PWD/f" in a.dynamic_paths and "$PWD" in a.dynamic_paths
     assert os.fspath(tmp_path / "f") not in map(os.fspath, a.read_paths)
+
+
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        ("git show HEAD:secrets/k", "deny"),
+        ("git show HEAD:./secrets/k", "deny"),
+        ("cd sub && git show HEAD:../secrets/k", "deny"),
+        ("git cat-file -p HEAD:secrets/k", "deny"),
+        ("git blame secrets/k", "deny"),
+        ("git log -p", "ask"),
+        ("git diff", "ask"),
+        ("git show HEAD", "ask"),
+        ("git show HEAD:a.txt", "allow"),
+        ("git diff -- a.txt", "allow"),
+        ("git log -p -- sub", "allow"),
+        ("git blame a.txt", "allow"),
+        ("git log --oneline", "allow"),
+        ("git status", "allow"),
+    ],
+)
+def test_git_reads_meet_read_deny_rules(command: str, decision: str, scratch: tuple[Path, Path, Path]) -> None:
+    """What git shows of the repository's files is judged by the Read rules: a REV:PATH or file operand is
+    that file; a patch of the whole history (`git log -p`, `git diff`, `git show REV`) reads every file."""
+    ws, _out, home = scratch
+    settings = ws.parent / "settings.json"
+    settings.write_text('{"permissions": {"deny": ["Read(./secrets/**)"]}}')
+    rules, _mode = load_rules(settings, ws)
+    assert decide(analyze(command, Where(ws, home=home)), rules, ws).decision == decision
