@@ -64,7 +64,7 @@ function instrument() {
     const now = performance.now();
     for (const m of ev.data?.type === 'batch' ? ev.data.messages : [ev.data]) {
       const t = m?.type;
-      if (t === 'update' || t === 'clear' || t === 'turnEnd') pl.msgs.push([t, now, m.update?.sessionUpdate]);
+      if (t === 'update' || t === 'clear' || t === 'turnEnd' || t === 'replayDone') pl.msgs.push([t, now, m.update?.sessionUpdate]);
     }
     pl.events = (pl.events ?? 0) + 1;
   });
@@ -147,7 +147,9 @@ async function main() {
         const t2 = await pl.when(() => markers.length >= turns);
         const updates = pl.msgs.filter(([t]) => t === 'update').map(([, t]) => t);
         const tasks = pl.longtasks.filter(([s]) => s >= t0);
+        const done = pl.msgs.find(([t]) => t === 'replayDone');
         return {
+          replayDone: (done?.[1] ?? NaN) - t0,
           total: t1 - t0,
           whole: t2 - t0,
           firstUpdate: (updates[0] ?? NaN) - t0,
@@ -164,7 +166,7 @@ async function main() {
     );
     loads.push(r);
     console.log(
-      `run ${run + 1}: ${f0(r.total)} ms to the last answer rendered at the bottom, all ${TURNS} turns in the DOM after ${f0(r.whole)} ms; first update after ${f0(r.firstUpdate)} ms, last after ${f0(r.lastUpdate)} ms ` +
+      `run ${run + 1}: ${f0(r.total)} ms to the last answer rendered at the bottom, all ${TURNS} turns in the DOM after ${f0(r.whole)} ms; first update after ${f0(r.firstUpdate)} ms, last after ${f0(r.lastUpdate)} ms, replayDone after ${f0(r.replayDone)} ms ` +
         `(${r.updates} updates in ${r.events} webview messages, ${r.nodes} elements); long tasks ${r.longTasks}, ${f0(r.longTaskMs)} ms in all, longest ${f0(r.longestTask)} ms`,
     );
     await sleep(500);

@@ -122,6 +122,8 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
       return;
     }
     this.outbox.push(message);
+    // The end of a replay goes at once (with what came before it): the panel starts drawing on it.
+    if (message.type === 'replayDone') return this.flush();
     // Not setImmediate: vscode-jsonrpc hands over one incoming message per setImmediate, so that flushed
     // after every update. A few ms gathers what the sidecar sent together; its text is coalesced per 20 ms.
     if (this.outbox.length === 1) setTimeout(() => this.flush(), BATCH_MS);

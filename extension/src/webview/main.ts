@@ -589,6 +589,8 @@ function prependOlder(boxes: HTMLElement[]): void {
   for (const b of boxes) piece.append(...Array.from(b.childNodes));
   const fromBottom = follower.following ? null : transcript.scrollHeight - transcript.scrollTop;
   transcript.prepend(piece);
+  // The last piece: the replay's updates are let go.
+  if (older?.done) older = null;
   if (fromBottom === null) {
     scrollToBottom();
   } else {
