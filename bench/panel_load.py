@@ -10,7 +10,9 @@ It packages the extension (``npm run package``) and runs ``extension/e2e/panel-l
   Markdown answer), made beforehand by driving a real ``sidecar serve --acp`` with the scripted model
   (``--make-session`` below, so the session log is the store's own format), is picked in the panel's session
   list: time from the pick (the webview posts ``loadSession``; the extension host sends ``session/load``) to
-  the last turn's answer in the DOM with its Markdown rendered. Goal: ≤ 1 s for 300 turns.
+  the last turn's answer in the DOM with its Markdown rendered and the view at the bottom (the panel draws
+  the older turns after it, above; the time until all turns are in the DOM is printed beside). Goal: ≤ 1 s
+  for 300 turns.
 - **stream**: a ``--deltas``-character answer streamed one character per delta (``text_chunk: 1``, 10,000
   ``agent_message_chunk`` updates) into that 300-turn transcript, while keys are typed into the prompt box:
   key event → next frame (p95), the longest gap between animation frames, long tasks (PerformanceObserver),

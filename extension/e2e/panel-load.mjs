@@ -122,7 +122,7 @@ async function main() {
   await chat.locator(`#sessions option[value="${sessionId}"]`).waitFor({ state: 'attached', timeout: 30000 });
   await chat.evaluate(instrument);
 
-  // 3. session/load, RUNS times: the pick → the last turn's answer rendered in the DOM.
+  // 3. session/load, RUNS times: the pick → the last turn's answer rendered in the DOM, the view at the bottom.
   console.log(`== session/load of ${TURNS} turns into the panel (cpus ${os.cpus().length}, load ${load()})`);
   const loads = [];
   for (let run = 0; run < RUNS; run++) {
