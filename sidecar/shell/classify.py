@@ -10,6 +10,7 @@ words in flag position, unparsed syntax, scripts for awk/sed we cannot read) is 
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import itertools
 import os
@@ -1605,6 +1606,9 @@ def _glob_matches(word: str, where: Where, into: list[Path]) -> bool:
                 return False
             matches.append(str(p))
             continue
+        if any(part.startswith(".") and _GLOB_CHARS.search(part) and fnmatch.fnmatchcase("..", part)
+               for part in pattern.split("/")):
+            return False  # `.*` matches `..` in bash before 5.2 (globskipdots)
         base = pattern if pattern.startswith(("/", "~")) else str(where.cwd / pattern)
         matches += glob.glob(os.path.expanduser(base))
         if len(matches) > _MAX_GLOB_MATCHES:
@@ -1664,7 +1668,7 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis, names_unkno
             add(t, lit[k], analysis.read_paths if copy_source else analysis.write_paths)
         return
     reads_files = base in _READS_CWD or (spec is not None and not spec.no_file_operands)
-    if reads_files and (where.cwd_unknown or not _inside(where.cwd, where.roots)):
+    if reads_files and (where.cwd_unknown or not _inside(Path(os.path.realpath(where.cwd)), where.roots)):
         # The folder it runs in: what `ls`, `find`, `git status`, `grep -r x` read when no path is given.
         add(".", True, analysis.read_paths)
     if reads_files and names_unknown:

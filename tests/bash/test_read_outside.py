@@ -68,7 +68,8 @@ ASK = [
     # xargs input that is not a listing of the workspace
     "xargs cat < list.txt", "cat list.txt | xargs cat", "xargs -a list.txt cat", "echo {secret} | xargs cat",
     # a symlink inside that points outside, and system-wide indexes
-    "cat link.txt", "ls linkdir", "locate " + CANARY_NAME, "cat *", "grep alpha *.txt", "wc -l *",
+    "cat link.txt", "ls linkdir", "cd linkdir && ls", "cd linkdir && git status", "cd linkdir && cat *",
+    "locate " + CANARY_NAME, "ls -d .*", "cat sub/.?/" + CANARY_NAME, "cat *", "grep alpha *.txt", "wc -l *",
     "ls | xargs cat", "find . -name '*.txt' | xargs cat", "git ls-files | xargs cat", "find . -exec cat {} +",
     "find -L . -type f | xargs cat", "grep -Rl alpha . | xargs cat",
     # programs that follow the symlinks they meet in a tree (linkdir points outside)
@@ -100,7 +101,8 @@ ALLOW = [
     "grep -f b.txt a.txt", "diff a.txt b.txt", "sha256sum a.txt", "strings a.txt", "hexdump -C a.txt",
     "man -w ls", "cd {out}; cd {ws} && ls", "grep -r alpha .", "ls -R", "du -a .", "diff -r sub sub",
     "diff -r --no-dereference . sub", "ps aux", "ps -ef", "cat {a,b}.txt", "cat ~+/a.txt", "cat sub/{c,d}.txt",
-    "TZ=Europe/Paris date", "LANG=C sort a.txt", "NO_COLOR=1 ls", "xargs echo < list.txt", "tar -tf x.tar",
+    "TZ=Europe/Paris date", "ls -d .g*", "cat .??*", "LANG=C sort a.txt", "NO_COLOR=1 ls",
+    "xargs echo < list.txt", "tar -tf x.tar",
 ]
 
 
