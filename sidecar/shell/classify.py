@@ -1774,12 +1774,113 @@ def _git_shows_patches(args: list[str]) -> bool:
                                               "--word-diff", "--color-words", "--full-diff"} & longs)
 
 
+_TOPLEVELS: dict[Path, Path] = {}
+_MAX_TOPLEVELS = 1024
+
+
 def _git_toplevel(folder: Path) -> Path:
-    """The work tree git finds from ``folder`` (the nearest folder above holding ``.git``), else ``folder``."""
+    """The work tree git finds from ``folder`` (the nearest folder above holding ``.git``, a directory or a
+    gitdir file), else ``folder``.
+
+    Cached per folder; a cached answer is checked with one stat (its ``.git`` still exists). Stale in the
+    safe direction only: a ``.git`` created between ``folder`` and the cached top makes the real top nearer
+    (deeper inside whatever holds the cached one), so a command asks at most once more than it needs to."""
+    cached = _TOPLEVELS.get(folder)
+    if cached is not None and os.path.lexists(cached / ".git"):
+        return cached
     for candidate in (folder, *folder.parents):
         if os.path.lexists(candidate / ".git"):
+            if len(_TOPLEVELS) >= _MAX_TOPLEVELS:
+                _TOPLEVELS.clear()
+            _TOPLEVELS[folder] = candidate
             return candidate
     return folder
+
+
+# git subcommands that show, with no pathspec, content or file names of the whole work tree or its history
+# (not only below git's folder, as ``ls-files``, ``ls-tree`` and ``grep`` do).
+_GIT_WHOLE_TREE = frozenset({"status", "diff", "show", "whatchanged", "diff-tree", "diff-index", "diff-files",
+                             "range-diff", "cat-file"})
+# log options that add, to each commit, the files it changed, their content or a search of it.
+_GIT_LOG_FILES_LONG = frozenset({
+    "--patch", "--unified", "--patch-with-stat", "--patch-with-raw", "--word-diff", "--color-words",
+    "--full-diff", "--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--raw", "--summary",
+    "--dirstat", "--dirstat-by-file", "--cumulative", "--compact-summary", "--cc", "--combined-all-paths",
+    "--pickaxe-regex", "--pickaxe-all", "--find-object", "--diff-merges", "--remerge-diff", "--binary",
+    "--line-prefix", "--check"})
+_GIT_LOG_FILES_SHORT = "puUSGLcmX"
+# log/diff options whose value may be the next word (``--author a.txt`` is no pathspec).
+_GIT_SEPARATE_VALUE = frozenset({"--author", "--committer", "--grep", "--since", "--until", "--after",
+                                 "--before", "-n", "--max-count", "--skip", "-S", "-G", "-L", "-O",
+                                 "--min-parents", "--max-parents", "--exclude", "--since-as-filter",
+                                 "--grep-reflog", "--format", "--pretty", "--date", "--encoding",
+                                 "--decorate-refs", "--decorate-refs-exclude", "--find-object", "--anchored",
+                                 "-I", "--ignore-matching-lines", "--diff-filter", "--relative"})
+
+
+def _git_log_lists_files(rest: list[str]) -> bool:
+    """Whether a ``log``/``reflog``/``stash list`` shows files: patches, stats, names, a pickaxe search."""
+    for w in rest:
+        if w == "--":
+            return False
+        if w.startswith("--"):
+            if w.split("=", 1)[0] in _GIT_LOG_FILES_LONG:
+                return True
+        elif w.startswith("-") and len(w) > 1:
+            for ch in w[1:]:
+                if ch in _GIT_LOG_FILES_SHORT:
+                    return True
+                if ch in "nO":  # -n5: a value follows
+                    break
+    return False
+
+
+def _git_pathspecs(sub: str, rest: list[str], here: Path) -> list[str] | None:
+    """The pathspecs of a git command that shows the whole tree by default, or None when it cannot be
+    limited by one. After ``--`` every word; before it, for ``status`` every operand, for the others an
+    operand naming an existing file that is not an option's value (git's own rule: a word that is no
+    revision but a file is a path)."""
+    if sub == "cat-file":
+        return None
+    out: list[str] = []
+    after = False
+    prev = ""
+    for w in rest:
+        if after:
+            out.append(w)
+        elif w == "--":
+            after = True
+        elif w.startswith("-") and w != "-":
+            pass
+        elif sub == "status" or (prev not in _GIT_SEPARATE_VALUE and ":" not in w
+                                 and os.path.lexists(here / w)):
+            out.append(w)
+        prev = w
+    return out
+
+
+def _git_reads_whole_tree(sub: str, rest: list[str]) -> bool:
+    """Whether this git command, without a pathspec, shows content or names of files anywhere in the
+    work tree (``git status``, ``git diff``, ``git show REV``, ``git log -p``/``--stat`` …)."""
+    if sub == "stash":
+        pos = _positionals(rest)
+        return bool(pos) and (pos[0] == "show" or (pos[0] == "list" and _git_log_lists_files(rest[1:])))
+    if sub in ("log", "reflog"):
+        return _git_log_lists_files(rest)
+    if sub == "rev-list":
+        return any(w.startswith("--objects") for w in rest)
+    if sub == "ls-tree":
+        return "--full-tree" in rest
+    if sub == "diff" and "--no-index" in rest:
+        return False
+    if sub in ("show", "cat-file"):
+        before = rest[: rest.index("--")] if "--" in rest else rest
+        objects = [w for w in before if not w.startswith("-")]
+        if sub == "cat-file" and any(w.startswith("--batch") for w in rest):
+            return True  # objects named on stdin, or all of them
+        # only REV:PATH operands (each a file, judged as a read path) show no whole commit or tree
+        return not objects or not all(w.partition(":")[2] for w in objects)
+    return sub in _GIT_WHOLE_TREE
 
 
 def _git_file_args(cmd: SimpleCommand, where: Where, analysis: Analysis,
@@ -1802,6 +1903,12 @@ def _git_file_args(cmd: SimpleCommand, where: Where, analysis: Analysis,
     sub, rest, rest_lit = args[i], args[i + 1 :], lit[i + 1 :]
     top = _git_toplevel(here.cwd)
     operands = _positionals(rest)
+    if (not _inside(Path(os.path.realpath(top)), here.roots) and _git_reads_whole_tree(sub, rest)
+            and not _git_pathspecs(sub, rest, here.cwd)):
+        # The repository reaches above the roots (a monorepo package, a dotfiles repository in $HOME): its
+        # other files are outside. A pathspec keeps git to the paths it names (each judged below).
+        if top not in analysis.read_paths:
+            analysis.read_paths.append(top)
     limited = "--" in rest or any(":" in w for w in operands) or sub in ("blame", "annotate")
     if sub == "grep":
         _add_tree(here.cwd, analysis)  # tracked files below git's folder

@@ -285,3 +285,138 @@ def test_git_reads_meet_read_deny_rules(command: str, decision: str, scratch: tu
     settings.write_text('{"permissions": {"deny": ["Read(./secrets/**)"]}}')
     rules, _mode = load_rules(settings, ws)
     assert decide(analyze(command, Where(ws, home=home)), rules, ws).decision == decision
+
+
+# ---- a workspace root that is a subfolder of a git repository (monorepo package, dotfiles in $HOME) ----
+
+def _nested_repo(root: Path) -> tuple[Path, Path]:
+    """A repository at ``root/repo`` whose work tree holds the workspace ``repo/pkg``, and next to it a
+    committed secret that is then modified, plus an untracked one: the files git would show outside."""
+    top, home = root / "repo", root / "home"
+    ws = top / "pkg"
+    for d in (ws / "sub", home):
+        d.mkdir(parents=True)
+    (top / "secret.txt").write_text(CANARY + "\n")
+    (ws / "a.txt").write_text("alpha one\n")
+    (ws / "sub" / "c.txt").write_text("sub file\n")
+    env = {**safe_git_env(), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(home)}
+    for argv in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "one"]):
+        subprocess.run(argv, cwd=top, env=env, check=True, capture_output=True)
+    (top / "secret.txt").write_text(CANARY + "\n" + CANARY + " changed\n")
+    (top / CANARY_NAME).write_text("untracked\n")
+    (ws / "a.txt").write_text("alpha two\n")
+    return ws, home
+
+
+NESTED_ASK = [
+    "git log -p", "git log -p -1", "git log --stat", "git log --name-only", "git log --name-status",
+    "git log --raw", "git log -S " + CANARY, "git log -p --author a.txt", "git whatchanged", "git show",
+    "git show HEAD", "git show --stat HEAD", "git show HEAD:secret.txt", "git show HEAD:../secret.txt",
+    "git show HEAD:", "git diff", "git diff HEAD", "git diff --cached HEAD~0", "git diff --stat",
+    "git diff --name-only", "git status", "git status --short", "git blame ../secret.txt",
+    "git grep " + CANARY + " -- ../", "git grep " + CANARY + " -- ':/'", "git ls-files ..",
+    "git ls-files -- ../", "git ls-tree --full-tree -r HEAD", "git cat-file -p HEAD", "git cat-file -p HEAD^{tree}",
+    "git cat-file -p HEAD:secret.txt", "git rev-list --objects HEAD", "git diff-tree -r HEAD",
+    "git diff-index HEAD", "git diff-files", "git diff -- ':!a.txt'", "git log -p -- ..", "git -C .. log",
+    "git stash show", "GIT_DIR=../.git git log", "GIT_WORK_TREE=.. git status -- .",
+]
+NESTED_ALLOW = [
+    "git log --oneline", "git log -1 --format=%s", "git log -p -- .", "git log -p -1 -- a.txt",
+    "git log --stat -- sub", "git log -p a.txt", "git log -p -- '*.txt'", "git show HEAD -- .",
+    "git show --stat HEAD -- sub", "git diff -- .", "git diff HEAD -- a.txt", "git diff sub",
+    "git diff --stat -- .", "git status -- .", "git status --short .", "git grep alpha",
+    "git grep -e alpha -- sub", "git ls-files", "git ls-tree -r HEAD", "git blame a.txt", "git branch",
+    "git rev-parse HEAD", "git describe --always", "git shortlog -s HEAD", "git diff --no-index a.txt sub/c.txt",
+    "cd sub && git log -p -- .", "cd sub && git status .",
+]
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> tuple[Path, Path]:
+    return _nested_repo(tmp_path)
+
+
+@pytest.mark.parametrize("command", NESTED_ASK)
+def test_repository_above_the_root_asks_for_the_rest_of_it(command: str, nested: tuple[Path, Path]) -> None:
+    ws, home = nested
+    decision, reason = _decision(command, ws, home)
+    assert decision == "ask", (command, reason)
+
+
+@pytest.mark.parametrize("command", NESTED_ALLOW)
+def test_repository_above_the_root_limited_to_the_root_runs(command: str, nested: tuple[Path, Path]) -> None:
+    ws, home = nested
+    assert _decision(command, ws, home) == ("allow", "read-only"), command
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("git log -p", "reads {top}, outside the workspace roots"),
+        ("git status", "reads {top}, outside the workspace roots"),
+        ("git diff", "reads {top}, outside the workspace roots"),
+        ("git show HEAD", "reads {top}, outside the workspace roots"),
+        ("git log --stat", "reads {top}, outside the workspace roots"),
+        ("git show HEAD:secret.txt", "reads {top}/secret.txt, outside the workspace roots"),
+        ("git show HEAD:../secret.txt", "reads {top}/secret.txt, outside the workspace roots"),
+        ("git blame ../secret.txt", "reads {top}/secret.txt, outside the workspace roots"),
+        ("GIT_DIR=../.git git log", "environment variables set for the command can change what it runs"),
+    ],
+)
+def test_repository_above_the_root_exact_verdicts(command: str, reason: str, nested: tuple[Path, Path]) -> None:
+    ws, home = nested
+    assert _decision(command, ws, home) == ("ask", reason.format(top=ws.parent))
+
+
+def test_repository_at_the_root_is_unchanged(nested: tuple[Path, Path]) -> None:
+    """The same commands with the repository's top as the workspace root run as before."""
+    ws, home = nested
+    top = ws.parent
+    for command in ("git log -p", "git status", "git diff", "git show HEAD", "git log --stat",
+                    "git show HEAD:secret.txt", "git cat-file -p HEAD"):
+        assert _decision(command, top, home) == ("allow", "read-only"), command
+
+
+def test_toplevel_lookup_follows_a_removed_git_dir(tmp_path: Path) -> None:
+    """The cached top level is checked again: once the workspace's own `.git` is gone, git would find the
+    repository above it, and so does the classifier."""
+    ws, home = _nested_repo(tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=ws, env=safe_git_env(), check=True, capture_output=True)
+    assert _decision("git status", ws, home) == ("allow", "read-only")
+    shutil.rmtree(ws / ".git")
+    assert _decision("git status", ws, home) == ("ask", f"reads {ws.parent}, outside the workspace roots")
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the oracle runs commands inside bubblewrap")
+def test_no_allowed_git_command_shows_the_repository_above(tmp_path: Path) -> None:
+    """The read oracle with the root a subfolder of a repository: every allowed command of the corpus
+    runs in bubblewrap; none prints the parent's canary (its content, or the untracked file's name)."""
+    ws, home = _nested_repo(tmp_path)
+    env = {**safe_git_env({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+                           "TERM": "dumb"}), "GIT_PAGER": "cat"}
+    where = Where(ws, home=home)
+
+    def run(command: str) -> str:
+        argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                "--ro-bind", str(tmp_path), str(tmp_path), "--unshare-pid", "--die-with-parent",
+                "--chdir", str(ws), "--", "/bin/bash", "-c", command]
+        done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        return (done.stdout + done.stderr).decode("utf-8", "replace")
+
+    for control in ("git log -p", "git diff", "git status", "git show HEAD:secret.txt", "git show HEAD"):
+        assert CANARY in run(control) or CANARY_NAME in run(control), f"the oracle saw no canary from {control!r}"
+        assert decide(analyze(control, where), [], ws).decision == "ask", control
+    corpus = list(dict.fromkeys([*NESTED_ASK, *NESTED_ALLOW, *(_fill(c, ws, ws.parent) for c in ALLOW
+                                                                 if "git" in c)]))
+    ran: list[str] = []
+    leaks: list[str] = []
+    for command in corpus:
+        if decide(analyze(command, where), [], ws).decision != "allow":
+            continue
+        ran.append(command)
+        text = run(command)
+        if CANARY in text or CANARY_NAME in text:
+            leaks.append(f"{command!r} printed {text[:200]!r}")
+    assert not leaks, "\n".join(leaks)
+    assert len(ran) >= len(NESTED_ALLOW)
