@@ -1808,7 +1808,7 @@ _GIT_LOG_FILES_LONG = frozenset({
     "--dirstat", "--dirstat-by-file", "--cumulative", "--compact-summary", "--cc", "--combined-all-paths",
     "--pickaxe-regex", "--pickaxe-all", "--find-object", "--diff-merges", "--remerge-diff", "--binary",
     "--line-prefix", "--check"})
-_GIT_LOG_FILES_SHORT = "puUSGLcmX"
+_GIT_LOG_FILES_SHORT = "puUSGcm"
 # log/diff options whose value may be the next word (``--author a.txt`` is no pathspec).
 _GIT_SEPARATE_VALUE = frozenset({"--author", "--committer", "--grep", "--since", "--until", "--after",
                                  "--before", "-n", "--max-count", "--skip", "-S", "-G", "-L", "-O",
@@ -1830,7 +1830,7 @@ def _git_log_lists_files(rest: list[str]) -> bool:
             for ch in w[1:]:
                 if ch in _GIT_LOG_FILES_SHORT:
                     return True
-                if ch in "nO":  # -n5: a value follows
+                if ch in "nOL":  # -n5, -L1,2:file: a value follows (-L's file is a read path)
                     break
     return False
 
@@ -1859,6 +1859,26 @@ def _git_pathspecs(sub: str, rest: list[str], here: Path) -> list[str] | None:
     return out
 
 
+def _git_line_range_files(rest: list[str]) -> list[str]:
+    """The files of ``log -L<start>,<end>:<file>`` / ``-L:<funcname>:<file>`` (from git's folder). Both
+    readings of a value with more colons are returned: a file could hold a colon, a regex too."""
+    values: list[str] = []
+    for k, w in enumerate(rest):
+        if w == "--":
+            break
+        if w == "-L" and k + 1 < len(rest):
+            values.append(rest[k + 1])
+        elif w.startswith("-L") and not w.startswith("--"):
+            values.append(w[2:])
+    files: list[str] = []
+    for v in values:
+        body = v[1:] if v.startswith(":") else v
+        for candidate in (body.partition(":")[2], v.rpartition(":")[2]):
+            if candidate and candidate not in files:
+                files.append(candidate)
+    return files
+
+
 def _git_reads_whole_tree(sub: str, rest: list[str]) -> bool:
     """Whether this git command, without a pathspec, shows content or names of files anywhere in the
     work tree (``git status``, ``git diff``, ``git show REV``, ``git log -p``/``--stat`` …)."""
@@ -1878,6 +1898,9 @@ def _git_reads_whole_tree(sub: str, rest: list[str]) -> bool:
         objects = [w for w in before if not w.startswith("-")]
         if sub == "cat-file" and any(w.startswith("--batch") for w in rest):
             return True  # objects named on stdin, or all of them
+        if (sub == "show" and ("-s" in before or "--no-patch" in before) and not _git_log_lists_files(before)
+                and not any(":" in w or "^{" in w for w in objects)):
+            return False  # commits' messages only (`git show -s --format=%ci HEAD`)
         # only REV:PATH operands (each a file, judged as a read path) show no whole commit or tree
         return not objects or not all(w.partition(":")[2] for w in objects)
     return sub in _GIT_WHOLE_TREE
@@ -1921,6 +1944,10 @@ def _git_file_args(cmd: SimpleCommand, where: Where, analysis: Analysis,
             target = Path(os.path.normpath(base / path))
             if target not in analysis.read_paths:
                 analysis.read_paths.append(target)
+    if sub in ("log", "reflog", "whatchanged"):
+        for value in _git_line_range_files(rest):
+            if (p := _resolve(value, here)) is not None and p not in analysis.read_paths:
+                analysis.read_paths.append(p)
     if sub == "grep" and not ({"e", "f"} & _short_flags(rest) or "--regexp" in _long_flags(rest)):
         operands = operands[1:]  # the pattern
     for word in operands:

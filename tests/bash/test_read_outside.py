@@ -266,6 +266,8 @@ def test_unknown_cwd_marks_relative_paths(tmp_path: Path) -> None:
         ("cd sub && git show HEAD:../secrets/k", "deny"),
         ("git cat-file -p HEAD:secrets/k", "deny"),
         ("git blame secrets/k", "deny"),
+        ("git log -L1,1:secrets/k", "deny"),
+        ("git log -L1,1:a.txt", "allow"),
         ("git log -p", "ask"),
         ("git diff", "ask"),
         ("git show HEAD", "ask"),
@@ -320,6 +322,7 @@ NESTED_ASK = [
     "git cat-file -p HEAD:secret.txt", "git rev-list --objects HEAD", "git diff-tree -r HEAD",
     "git diff-index HEAD", "git diff-files", "git diff -- ':!a.txt'", "git log -p -- ..", "git -C .. log",
     "git stash show", "GIT_DIR=../.git git log", "GIT_WORK_TREE=.. git status -- .",
+    "git log -L1,1:../secret.txt", "git log -L 1,1:../secret.txt", "git show -s HEAD:", "git show -s --stat HEAD",
 ]
 NESTED_ALLOW = [
     "git log --oneline", "git log -1 --format=%s", "git log -p -- .", "git log -p -1 -- a.txt",
@@ -328,7 +331,8 @@ NESTED_ALLOW = [
     "git diff --stat -- .", "git status -- .", "git status --short .", "git grep alpha",
     "git grep -e alpha -- sub", "git ls-files", "git ls-tree -r HEAD", "git blame a.txt", "git branch",
     "git rev-parse HEAD", "git describe --always", "git shortlog -s HEAD", "git diff --no-index a.txt sub/c.txt",
-    "cd sub && git log -p -- .", "cd sub && git status .",
+    "cd sub && git log -p -- .", "cd sub && git status .", "git log -L1,1:a.txt", "git show -s HEAD",
+    "git show -s --format=%ci HEAD",
 ]
 
 
@@ -361,6 +365,7 @@ def test_repository_above_the_root_limited_to_the_root_runs(command: str, nested
         ("git show HEAD:secret.txt", "reads {top}/secret.txt, outside the workspace roots"),
         ("git show HEAD:../secret.txt", "reads {top}/secret.txt, outside the workspace roots"),
         ("git blame ../secret.txt", "reads {top}/secret.txt, outside the workspace roots"),
+        ("git log -L1,1:../secret.txt", "reads {top}/secret.txt, outside the workspace roots"),
         ("GIT_DIR=../.git git log", "environment variables set for the command can change what it runs"),
     ],
 )
