@@ -128,14 +128,13 @@ def not_saved_note(path: Path, who: str, text: str) -> str:
     """After a write through the editor: a note when the disk does not hold ``text`` (the editor has not
     saved it), since commands (Bash) see the disk; "" when it does (an editor that saves at once)."""
     try:
-        if os.stat(path).st_size <= STREAM_THRESHOLD and holds_client_text(client_fingerprint(text.encode("utf-8")),
-                                                                           path.read_bytes()):
+        if _disk_holds(path, text):
             return ""
     except FileNotFoundError:
         return (f"\n\nNote: the editor has not saved {who} to disk yet; commands you run (Bash) do not see it "
                 "until it is saved.")
     except OSError:
-        pass
+        pass  # unreadable: said as not saved
     return (f"\n\nNote: the editor has not saved {who} to disk yet; commands you run (Bash) see the version on "
             "disk until it is saved.")
 
@@ -151,8 +150,7 @@ async def refuse_disk_write_over_unsaved(ctx: ToolContext, path: Path, who: str,
         return
     text = await read_from_client(ctx, path, who)
     try:
-        if os.stat(path).st_size > STREAM_THRESHOLD or holds_client_text(
-                client_fingerprint(text.encode("utf-8")), path.read_bytes()):
+        if _disk_holds(path, text) is not False:  # held, or not known (too large to compare)
             return
     except OSError:
         return  # the disk path reports it
@@ -160,6 +158,14 @@ async def refuse_disk_write_over_unsaved(ctx: ToolContext, path: Path, who: str,
                     "the file on disk (this editor does not take edits from the agent), so nothing was "
                     "written. Ask the user to save the file (or revert its changes) in the editor, then Read "
                     "it again and redo the change.")
+
+
+def _disk_holds(path: Path, text: str) -> bool | None:
+    """Whether the file on disk holds the editor's ``text`` (line endings loosely, as the ledger compares);
+    None when the file is too large to compare. FileNotFoundError and other OSErrors reach the caller."""
+    if os.stat(path).st_size > STREAM_THRESHOLD:
+        return None
+    return holds_client_text(client_fingerprint(text.encode("utf-8")), path.read_bytes())
 
 
 def _failure(verb: str, who: str, exc: ClientRequestError) -> str:
