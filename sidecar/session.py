@@ -69,14 +69,14 @@ class ClientRequestError(Exception):
 
 
 def sidecar_capability(channel: ClientChannel, name: str) -> bool:
-    """Whether the client advertised ``clientCapabilities._meta.sidecar.<name>`` (DESIGN.md §3.3)."""
+    """Whether the client advertised ``clientCapabilities._meta.sidecar.<name>`` (docs/contract.md §3.3)."""
     meta = channel.client_capabilities.get("_meta") or {}
     sidecar = meta.get("sidecar") or {}
     return bool(sidecar.get(name))
 
 
 class ClientPort:
-    """What the agent asks of the editor, one typed method per request (DESIGN.md §3.2, §3.3).
+    """What the agent asks of the editor, one typed method per request (docs/contract.md §3.2, §3.3).
 
     Every call site goes through here, never through raw method strings on the channel.
     """

@@ -1,6 +1,6 @@
 /**
  * Every method the extension and the sidecar exchange over the LSP connection, declared once
- * (DESIGN.md §3). The sidecar's own list is the contract; this file mirrors it.
+ * (docs/contract.md §3). The sidecar's own list is the contract; this file mirrors it.
  *
  * Direction is in the name of each group: "to the sidecar" are requests/notifications we send,
  * "from the sidecar" are requests we answer.
@@ -291,6 +291,11 @@ export const SessionSetConfigOption = new RequestType<SetConfigOptionParams, Set
 export const SessionCancel = new NotificationType<CancelParams>('session/cancel');
 export const PanelVisibility = new NotificationType<PanelVisibilityParams>('_sidecar/panel_visibility');
 export const SessionsRewind = new RequestType<RewindParams, unknown, void>('_sidecar/sessions/rewind');
+/** The user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */
+export interface WorkspaceTrustParams {
+  trusted: boolean;
+}
+export const WorkspaceTrust = new NotificationType<WorkspaceTrustParams>('_sidecar/workspace_trust');
 
 /** From the sidecar. */
 export const SessionUpdateNotification = new NotificationType<SessionNotification>('session/update');
@@ -306,12 +311,6 @@ export const Notify = new NotificationType<NotifyParams>('_sidecar/notify');
 /** A model request failed and is retried after `delayMs` (docs/protocol.md, `_sidecar/model_retry`). */
 export type { ModelRetryParams, SessionConfigOption };
 export const ModelRetry = new NotificationType<ModelRetryParams>('_sidecar/model_retry');
-
-/** To the sidecar: the user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */
-export interface WorkspaceTrustParams {
-  trusted: boolean;
-}
-export const WorkspaceTrust = new NotificationType<WorkspaceTrustParams>('_sidecar/workspace_trust');
 
 /** What we tell the sidecar we can do (`initializationOptions.acp.clientCapabilities`). */
 export function clientCapabilities(): ClientCapabilities {

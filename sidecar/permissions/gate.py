@@ -1,4 +1,4 @@
-"""The gate every tool call passes before its first side effect (DESIGN.md §6).
+"""The gate every tool call passes before its first side effect (docs/contract.md §6).
 
 Tiers by reversibility, then the mode, then the user::
 

@@ -4,7 +4,7 @@ The file tools (Edit, Write, NotebookEdit) call ``review_edit`` with the file's 
 proposed text, before writing anything. It decides with the gate (rules, hooks, mode) and, when the
 user must decide, asks:
 
-- clients that advertise ``reviewEdit`` get ``_sidecar/review_edit`` (DESIGN.md §3.3): the user accepts
+- clients that advertise ``reviewEdit`` get ``_sidecar/review_edit`` (docs/contract.md §3.3): the user accepts
   the whole proposal, some hunks, their own changed version (``finalText``), or rejects it with feedback;
 - other clients get ``session/request_permission`` with ACP diff content (whole proposal or nothing).
 

@@ -1,4 +1,4 @@
-"""Settings sources, in precedence order, as Claude Code reads them (DESIGN.md §6).
+"""Settings sources, in precedence order, as Claude Code reads them (docs/contract.md §6).
 
 1. managed   ``/etc/sidecar/managed-settings.json`` (``SIDECAR_MANAGED_SETTINGS`` overrides the path)
 2. client    the editor extension's settings, sent by the client (a dict)

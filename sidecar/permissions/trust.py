@@ -1,7 +1,7 @@
 """Workspace trust: what a repository brings runs, or is read from outside it, only once the user trusts it.
 
 A repository controls ``.claude/settings.json``, ``.claude/settings.local.json``, ``.mcp.json``, its memory
-files and ``node_modules/.bin``. Until the workspace is trusted (DESIGN.md §6, docs/permissions.md "Trust"):
+files and ``node_modules/.bin``. Until the workspace is trusted (docs/contract.md §6, docs/permissions.md "Trust"):
 
 - those two settings files only restrict: their ``permissions.deny`` / ``permissions.ask`` rules and
   ``secretEnvVars`` apply; their hooks, allow rules, ``defaultMode``, ``additionalDirectories``,

@@ -2,7 +2,7 @@
 
 Transports (``acp_stdio``, ``lsp``) parse frames, then call ``SessionCore.handle(method, params,
 channel)`` and send back what it returns (or the ``RpcError`` it raises). The method table below is
-the whole protocol surface of the agent side (DESIGN.md §3.1, §3.3).
+the whole protocol surface of the agent side (docs/contract.md §3.1, §3.3).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ class ListSessions(Params):
 
 
 class RewindRequest(Params):
-    """``_sidecar/sessions/rewind`` (DESIGN.md §3.3)."""
+    """``_sidecar/sessions/rewind`` (docs/contract.md §3.3)."""
 
     session_id: Annotated[str, Field(alias="sessionId")]
     to_message_id: Annotated[str, Field(alias="toMessageId")]

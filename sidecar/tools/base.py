@@ -1,4 +1,4 @@
-"""The Tool interface: contract, governance, execution, presentation (DESIGN.md §5).
+"""The Tool interface: contract, governance, execution, presentation (docs/contract.md §5).
 
 A tool is one module. Its pydantic ``Input`` model's docstring is the description the model reads
 (say *when* to use the tool); field descriptions become parameter docs. The dispatcher

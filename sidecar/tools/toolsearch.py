@@ -1,4 +1,4 @@
-"""Deferred tool loading and the ToolSearch tool (seed 002, "规模上去之后：延迟加载").
+"""Deferred tool loading and the ToolSearch tool (docs/contract.md §5.1, point 10).
 
 When the deferrable tools (``Tool.always_loaded = False``: MCP tools) would take more than a budget
 of the context, each is sent with ``"defer_loading": true``: the API keeps it out of the model's

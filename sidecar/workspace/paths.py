@@ -1,4 +1,4 @@
-"""The ONE path canonicaliser every tool uses (DESIGN.md §6: paths canonicalised, kept inside the roots).
+"""The ONE path canonicaliser every tool uses (docs/contract.md §6: paths canonicalised, kept inside the roots).
 
 ``resolve_path(raw, session, field="file_path")`` turns what the model wrote into the real path the tool
 will touch, or raises ``ToolError`` with a message that tells the model what to do:

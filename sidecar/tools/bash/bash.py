@@ -1,4 +1,5 @@
-"""Bash: run a shell command in the workspace, governed as a mini runtime (seed 000).
+"""Bash: run a shell command in the workspace, governed as a mini runtime
+(docs/contract.md §5.1, mechanism three).
 
 contract → ``BashInput`` (its docstring is what the model reads); governance → parse + classify
 (``classify.analyze``), the permission request with per-subcommand rule parts and the narrowest

@@ -1,4 +1,4 @@
-"""The platform's sandbox for shell commands, behind one small interface (DESIGN.md §8).
+"""The platform's sandbox for shell commands, behind one small interface (docs/contract.md §8).
 
 Linux: bubblewrap (Debian ``bubblewrap``) when ``bwrap`` is on PATH and works here: the whole file
 system read-only, the workspace roots and a per-session temp dir writable, a fresh ``/dev`` and

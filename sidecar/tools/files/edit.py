@@ -1,4 +1,4 @@
-"""Edit: an exact string replacement, under optimistic concurrency (seed 000, mechanism two).
+"""Edit: an exact string replacement, under optimistic concurrency (docs/contract.md §5.1, mechanism two).
 
 The file must have been Read in this session and be unchanged since (ledger fingerprint); old_string
 must occur exactly once unless replace_all. Encoding, BOM, CRLF and mode are kept. The user reviews

@@ -1,4 +1,4 @@
-"""Read: a bounded observation of one file (seed 000, mechanism one).
+"""Read: a bounded observation of one file (docs/contract.md §5.1, mechanism one).
 
 Text comes back ``cat -n`` style; images as image blocks; PDFs as text by page; notebooks as cells
 with outputs. Files over ``STREAM_THRESHOLD`` are streamed: a late range is found through a newline

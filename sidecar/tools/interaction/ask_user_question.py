@@ -1,4 +1,5 @@
-"""AskUserQuestion: structured questions that block the turn until the user answers (seed 002, §3).
+"""AskUserQuestion: structured questions that block the turn until the user answers (docs/contract.md §5.1,
+point 9: a question is rendered, so it is a tool).
 
 Three ways to ask, best first:
 

@@ -1,4 +1,4 @@
-"""LSP: semantic code intelligence (seed 000, mechanism five: read-only, and still bounded).
+"""LSP: semantic code intelligence (docs/contract.md §5.1, mechanism five: read-only, and still bounded).
 
 Contract: ``LSP {operation, filePath, line, character, query?}``, 1-based line/character (in characters,
 as the model sees them in Read); the wire is 0-based UTF-16, converted here both ways.
@@ -9,7 +9,7 @@ same gate without asking: results outside the roots, denied by a rule, or in a g
 dropped and counted. Output is capped (100 locations, 50 symbols) with a note.
 
 Execution: through the editor's language servers with ``_sidecar/lsp_query`` when the client
-advertises ``lspQuery`` (DESIGN.md §3.3), else through the sidecar's own (``servers.py``). Both return
+advertises ``lspQuery`` (docs/contract.md §3.3), else through the sidecar's own (``servers.py``). Both return
 LSP JSON, so one presentation serves both.
 """
 

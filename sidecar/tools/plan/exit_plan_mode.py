@@ -1,4 +1,4 @@
-"""ExitPlanMode: show the plan and ask the user to leave plan mode (DESIGN.md §5, §6).
+"""ExitPlanMode: show the plan and ask the user to leave plan mode (docs/contract.md §5, §6).
 
 In plan mode the gate refuses every change; this tool is the way out. The user answers with one of
 three options, as Claude Code offers them: leave plan mode and auto-accept edits (``acceptEdits``),

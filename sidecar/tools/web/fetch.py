@@ -1,4 +1,4 @@
-"""WebFetch: read one web page, governed by the domain it is on (seed 000, mechanism four).
+"""WebFetch: read one web page, governed by the domain it is on (docs/contract.md §5.1, mechanism four).
 
 Contract: ``url`` + ``prompt``. Governance: read-only and concurrency-safe; permission per domain
 (``WebFetch(domain:host)`` rules, a built-in list of documentation hosts, or the user's answer);
