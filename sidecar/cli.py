@@ -52,7 +52,11 @@ def cmd_check_command(argv: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from sidecar import DISTRIBUTION, version
+
     parser = argparse.ArgumentParser(prog="sidecar", description="An editor coding agent (LSP/ACP sidecar).")
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}",
+                        help="print the distribution name and version (sidecar-agent X.Y.Z) and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve the agent on stdio (LSP framing by default, --acp for ACP)")

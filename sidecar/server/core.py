@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sidecar import DISTRIBUTION, version
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
 from sidecar.model.client import ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
@@ -178,7 +179,7 @@ class SessionCore:
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": self.agent_capabilities(),
-            "agentInfo": {"name": "sidecar", "title": "Sidecar", "version": "0.1.0"},
+            "agentInfo": {"name": DISTRIBUTION, "title": "Sidecar", "version": version()},
             "authMethods": [],
         }
 

@@ -27,6 +27,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, lsp_method
 from pygls.protocol.language_server import LanguageServerProtocol
 
+from sidecar import DISTRIBUTION, version
 from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, RpcError
 from sidecar.server import jsonrpc
 from sidecar.server.core import SessionCore
@@ -250,7 +251,7 @@ class SidecarLanguageServer(LanguageServer):
     protocol: SidecarProtocol  # built from protocol_cls below
 
     def __init__(self, core: SessionCore) -> None:
-        super().__init__("sidecar", "0.1.0", protocol_cls=SidecarProtocol, converter_factory=dict_converter,
+        super().__init__(DISTRIBUTION, version(), protocol_cls=SidecarProtocol, converter_factory=dict_converter,
                          text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.core = core
         self.channel = LspChannel(self)
