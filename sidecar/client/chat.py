@@ -24,7 +24,8 @@ from sidecar.client.render import UpdateRenderer, diff_text
 from sidecar.secrets import SECRET_ENV_VARS, secret
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_WORKSPACE = REPO / "fixtures" / "demo-workspace"
+# Package data (in the wheel): ``sidecar demo`` works from an installed package, offline.
+DEMO_WORKSPACE = Path(__file__).resolve().parent / "demo_workspace"
 
 
 ASK_ATTEMPTS = 3
@@ -125,7 +126,10 @@ def demo_env(base_url: str) -> dict[str, str]:
 
 async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str], console: Console) -> int:
     client = TerminalClient(console, auto_yes=bool(args.yes), trust=bool(getattr(args, "trust", False)))
-    process = SidecarProcess(framing="acp", env={**env, "PYTHONPATH": str(REPO)}, cwd=str(cwd),
+    # From a checkout the served agent imports this copy; an installed package's interpreter already has
+    # it (its site-packages on PYTHONPATH would leak into the commands the agent runs).
+    checkout = {"PYTHONPATH": str(REPO)} if (REPO / "pyproject.toml").is_file() else {}
+    process = SidecarProcess(framing="acp", env={**env, **checkout}, cwd=str(cwd),
                              stderr=open(os.devnull, "wb"))
     process.handlers["session/request_permission"] = client.on_permission
     process.handlers["_sidecar/ask_user"] = client.on_ask_user
@@ -208,7 +212,7 @@ def run_demo(args: argparse.Namespace) -> int:
     else:
         temp = tempfile.mkdtemp(prefix="sidecar-demo-")
         cwd = Path(temp) / "demo-workspace"
-        shutil.copytree(DEMO_WORKSPACE, cwd)
+        shutil.copytree(DEMO_WORKSPACE, cwd, ignore=shutil.ignore_patterns("__pycache__"))
     if not args.prompt:
         args.prompt = DEMO_PROMPT
     try:

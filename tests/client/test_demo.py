@@ -14,7 +14,7 @@ def test_offline_demo_fixes_the_bug_and_runs_the_tests(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SIDECAR_"))}
     env.update({"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"),
                 "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "200", "NO_COLOR": "1"})
-    fixture = REPO / "fixtures" / "demo-workspace" / "calc.py"
+    fixture = REPO / "sidecar" / "client" / "demo_workspace" / "calc.py"
     before = fixture.read_text()
     done = subprocess.run([sys.executable, "-m", "sidecar", "demo", "--yes"], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
