@@ -135,10 +135,18 @@ def scrubbed_env(base: Mapping[str, str] | None = None, extra_secret_names: tupl
     return env
 
 
+# The sidecar's own configuration (``SIDECAR_MANAGED_SETTINGS``, ``ANTHROPIC_BASE_URL`` …): a
+# ``secretEnvVars`` list never takes these out of the sidecar's own environment (a repository's list would
+# unset the managed policy's path); they are still kept from children (``scrubbed_env``).
+OWN_ENV_PREFIXES = ("SIDECAR_", "ANTHROPIC_")
+
+
 def capture_secrets(extra_names: tuple[str, ...] = ()) -> dict[str, str]:
     """Take the credentials out of this process's environment (see the module's docstring); idempotent.
+    ``extra_names`` naming the sidecar's own variables (``OWN_ENV_PREFIXES``) are left in place.
     Returns what was captured, by name."""
-    for name in (*SECRET_ENV_VARS, *extra_names):
+    extra = tuple(n for n in extra_names if not n.upper().startswith(OWN_ENV_PREFIXES))
+    for name in (*SECRET_ENV_VARS, *extra):
         value = os.environ.get(name)
         if value:
             _captured[name] = value

@@ -133,9 +133,8 @@ class PermissionGate:
                                      granted=lambda: granted_rules(session))
         self._client_settings: dict[str, Any] | None = None
         self._widen_roots()
-        # A new session starts in settings' defaultMode (the client may still choose another).
-        if not getattr(session, "history", None) and getattr(session, "mode", "default") == "default":
-            session.mode = self.initial_mode()
+        session.mode = self.initial_mode(getattr(session, "mode", "default"),
+                                         new=not getattr(session, "history", None))
 
     # ---- settings ---------------------------------------------------------------------------
     def set_client_settings(self, data: dict[str, Any] | None) -> None:
@@ -146,10 +145,13 @@ class PermissionGate:
 
     def settings(self) -> Settings:
         client = self._client_settings
+        services = getattr(self.session, "services", {})
+        services = services if isinstance(services, dict) else {}
         if client is None:
-            services = getattr(self.session, "services", {})
-            client = services.get("client_settings") if isinstance(services, dict) else None
+            client = services.get("client_settings")
         self.loader.client_settings = client if isinstance(client, dict) else {}
+        workspace = services.get("workspace_settings")
+        self.loader.workspace_settings = workspace if isinstance(workspace, dict) else {}
         return self.loader.load()
 
     @property
@@ -170,10 +172,23 @@ class PermissionGate:
             if d not in [p.resolve() for p in extra]:
                 extra.append(d)
 
-    def initial_mode(self, requested: str | None = None) -> Mode:
-        """The mode a new session starts in: the requested one, else settings' ``defaultMode``."""
-        for mode in (requested, self.settings().default_mode()):
-            if mode in MODES and self.mode_allowed(mode):
+    def initial_mode(self, current: str = "default", new: bool = True) -> Mode:
+        """The one place a session's starting mode is decided (at its start, and again when its workspace
+        becomes trusted before the first prompt).
+
+        A new session (``new``, still in ``default``): the editor's ``initialMode`` (its user scope), else
+        the settings' ``defaultMode`` (managed, the editor's, then the workspace's sources — which count only
+        once the workspace is trusted, and never give ``bypassPermissions`` from the editor's workspace
+        scope —, then the user's file). A loaded session keeps ``current``. Whatever the source, a mode a
+        managed or any other ``disableBypassPermissionsMode`` forbids is never the answer."""
+        if new and current == "default":
+            settings = self.settings()  # sets the loader's client settings too
+            client = self.loader.client_settings
+            candidates: tuple[object, ...] = (client.get("initialMode"), settings.default_mode())
+        else:
+            candidates = (current,)
+        for mode in candidates:
+            if isinstance(mode, str) and mode in MODES and self.mode_allowed(mode):
                 return mode
         return "default"
 

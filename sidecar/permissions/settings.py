@@ -1,7 +1,10 @@
 """Settings sources, in precedence order, as Claude Code reads them (docs/contract.md §6).
 
 1. managed   ``/etc/sidecar/managed-settings.json`` (``SIDECAR_MANAGED_SETTINGS`` overrides the path)
-2. client    the editor extension's settings, sent by the client (a dict)
+2. client    the editor extension's settings, sent by the client (a dict: the user's own scope)
+2b. workspace the editor's settings of a folder or workspace scope (VS Code's ``.vscode/settings.json``),
+             sent apart from the user's (``initializationOptions.workspaceSettings``, ACP
+             ``_meta.sidecar.workspaceSettings``): the repository controls them
 3. local     ``<cwd>/.claude/settings.local.json``   (personal, where "always allow" writes)
 4. project   ``<cwd>/.claude/settings.json``         (shared with the team)
 5. user      ``~/.claude/settings.json``             (``$HOME`` honoured)
@@ -11,9 +14,11 @@ Used keys: ``permissions.allow | ask | deny`` (rule lists), ``permissions.defaul
 ``hooks``. Rules from every source apply together; a deny anywhere wins (see ``rules.evaluate``).
 Scalars (``defaultMode``) come from the first source that sets them.
 
-``local`` and ``project`` live in the workspace, so the repository controls them: until the workspace is
-trusted (``sidecar.permissions.trust``) they only restrict (``deny``/``ask`` rules, ``secretEnvVars``), and
-``additionalDirectories: ["/"]`` from them is never accepted.
+``workspace``, ``local`` and ``project`` come from the workspace, so the repository controls them: until the
+workspace is trusted (``sidecar.permissions.trust``) they only restrict (``deny``/``ask`` rules,
+``disableBypassPermissionsMode``, ``secretEnvVars``), and ``additionalDirectories: ["/"]`` from them is never
+accepted. ``bypassPermissions`` is never taken from ``workspace`` (trusted or not); its ``initialMode`` counts as
+its ``permissions.defaultMode``.
 """
 
 from __future__ import annotations
@@ -34,8 +39,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MANAGED_PATH = Path("/etc/sidecar/managed-settings.json")
 MODE_IDS = ("default", "acceptEdits", "plan", "bypassPermissions")
 # Sources inside the workspace: the repository controls them.
-REPO_SOURCES = ("local", "project")
-RESTRICTING_PERMISSION_KEYS = ("deny", "ask")
+REPO_SOURCES = ("workspace", "local", "project")
+RESTRICTING_PERMISSION_KEYS = ("deny", "ask", "disableBypassPermissionsMode")
 
 
 def restricting_only(data: dict[str, Any], granted: Collection[str] = ()) -> dict[str, Any]:
@@ -52,6 +57,22 @@ def restricting_only(data: dict[str, Any], granted: Collection[str] = ()) -> dic
             out["permissions"] = kept
     if "secretEnvVars" in data:
         out["secretEnvVars"] = data["secretEnvVars"]
+    return out
+
+
+def workspace_scope(data: Any) -> dict[str, Any]:
+    """The editor's workspace-scope settings as a settings file of the project: ``initialMode`` (the
+    editor's name) is its ``permissions.defaultMode`` unless that is set."""
+    if not isinstance(data, dict) or not data:
+        return {}
+    out = dict(data)
+    mode = out.get("initialMode")
+    perms = out.get("permissions")
+    perms = dict(perms) if isinstance(perms, dict) else {}
+    if isinstance(mode, str) and "defaultMode" not in perms:
+        perms["defaultMode"] = mode
+    if perms:
+        out["permissions"] = perms
     return out
 
 
@@ -109,6 +130,8 @@ class Settings:
     def default_mode(self) -> str | None:
         for src in self.sources:
             mode = src.permissions().get("defaultMode")
+            if src.name == "workspace" and mode == "bypassPermissions":
+                continue  # never from a workspace's own settings, trusted or not (issue 25)
             if isinstance(mode, str) and mode in MODE_IDS:
                 return mode
         return None
@@ -149,9 +172,12 @@ class SettingsLoader:
 
     def __init__(self, cwd: Path, client_settings: dict[str, Any] | None = None,
                  trusted: Callable[[], bool] | None = None,
-                 granted: Callable[[], Collection[str]] | None = None) -> None:
+                 granted: Callable[[], Collection[str]] | None = None,
+                 workspace_settings: dict[str, Any] | None = None) -> None:
         self.cwd = cwd
         self.client_settings = client_settings or {}
+        # The editor's folder/workspace-scope settings: project scope (the repository wrote them).
+        self.workspace_settings = workspace_settings or {}
         # Whether the workspace is trusted; None: always (a loader outside a session, e.g. a test).
         self.trusted = trusted
         # Allow rules the user granted in this workspace (they apply even when it is not trusted).
@@ -168,6 +194,7 @@ class SettingsLoader:
             self._file("managed", managed_settings_path()),
             SettingsSource("client", None,
                            self.client_settings if isinstance(self.client_settings, dict) else {}),
+            SettingsSource("workspace", None, workspace_scope(self.workspace_settings)),
             self._file("local", local),
             self._file("project", project),
             self._file("user", user_settings_path()),

@@ -33,7 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sidecar.memory.nested import MEMORY_NAMES, import_targets
-from sidecar.permissions.settings import local_settings_path, project_settings_path, read_settings_file
+from sidecar.permissions.settings import (
+    local_settings_path,
+    project_settings_path,
+    read_settings_file,
+    workspace_scope,
+)
 from sidecar.store import data_dir
 
 if TYPE_CHECKING:
@@ -187,9 +192,14 @@ class WorkspaceTrust:
     def offers(self) -> list[str]:
         """What trusting the workspace would enable, one line each (empty: nothing to ask about)."""
         lines: list[str] = []
+        sources: list[tuple[str, dict[str, Any]]] = []
         for source, path in (("project", project_settings_path(self.cwd)), ("local", local_settings_path(self.cwd))):
-            data = read_settings_file(source, path).data if path.is_file() else {}
-            rel = path.relative_to(self.cwd)
+            sources.append((str(path.relative_to(self.cwd)),
+                            read_settings_file(source, path).data if path.is_file() else {}))
+        services = getattr(self.session, "services", None)
+        editor = services.get("workspace_settings") if isinstance(services, dict) else None
+        sources.append(("the editor's workspace settings", workspace_scope(editor)))
+        for rel, data in sources:
             hooks = data.get("hooks")
             if isinstance(hooks, dict):
                 for event, groups in hooks.items():

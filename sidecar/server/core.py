@@ -102,8 +102,11 @@ class SessionCore:
         self.sessions: dict[str, Session] = {}
         # The editor's open buffers (LSP document sync), shared by every session of this server.
         self.buffers: OpenBuffers = open_buffers()
-        # Settings the editor sent (sidecar.* in VS Code): model, permissions rules, …
+        # Settings the editor sent (sidecar.* in VS Code): model, permissions rules, … (the user's scope)
         self.client_settings: dict[str, Any] = {}
+        # The editor's folder/workspace-scope settings: project scope, they only restrict until trust
+        # (``sidecar.permissions.settings``); never the model, endpoint, key or effort.
+        self.workspace_settings: dict[str, Any] = {}
         self.on_session_start: list[SessionHook] = []
         self.before_prompt: list[BeforePrompt] = []
         self._warmed = False
@@ -147,9 +150,12 @@ class SessionCore:
             raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
         return await handler(params, channel)
 
-    def configure(self, settings: dict[str, Any]) -> None:
-        """Settings from the client (LSP initializationOptions.settings or ACP initialize _meta)."""
+    def configure(self, settings: dict[str, Any], workspace_settings: Any = None) -> None:
+        """Settings from the client (LSP ``initializationOptions.settings``/``workspaceSettings`` or ACP
+        initialize ``_meta.sidecar.settings``/``workspaceSettings``). Only the user's scope (``settings``)
+        chooses the model, endpoint and effort."""
         self.client_settings = dict(settings)
+        self.workspace_settings = dict(workspace_settings) if isinstance(workspace_settings, dict) else {}
         self.model_settings = ModelSettings.from_env(settings)
         self.model = ModelClient(self.model_settings)
 
@@ -170,8 +176,10 @@ class SessionCore:
         channel.client_capabilities = client_capabilities(req.client_capabilities)
         meta = params.get("_meta")
         meta = meta if isinstance(meta, dict) else {}
-        if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("settings"), dict):
-            self.configure(meta["sidecar"]["settings"])
+        ours = meta["sidecar"] if isinstance(meta.get("sidecar"), dict) else {}
+        if isinstance(ours.get("settings"), dict) or isinstance(ours.get("workspaceSettings"), dict):
+            user = ours.get("settings")
+            self.configure(user if isinstance(user, dict) else {}, ours.get("workspaceSettings"))
         if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("workspaceTrust"), bool):
             # The editor's own Workspace Trust (VS Code: vscode.workspace.isTrusted); see docs/protocol.md.
             channel.workspace_trust = meta["sidecar"]["workspaceTrust"]  # type: ignore[attr-defined]
@@ -204,18 +212,16 @@ class SessionCore:
         client_trust = getattr(session.channel, "workspace_trust", None)
         trust = WorkspaceTrust(session, client_trust if isinstance(client_trust, bool) else None)
         session.services["trust"] = trust
-        session.permissions = PermissionGate(session)
+        session.services["client_settings"] = self.client_settings
+        session.services["workspace_settings"] = self.workspace_settings
+        session.permissions = PermissionGate(session)  # decides the starting mode (``initial_mode``)
         names = secret_env_names(session)
         if names:  # ``secretEnvVars``: out of this process's environment too, not only its children's
             capture_secrets(names)
-        initial = self.client_settings.get("initialMode")
-        if initial in MODES and not session.history:
-            session.mode = initial
         session.services["buffers"] = self.buffers
         # The session's own model settings: /model or Config in one session changes no other session.
         session.services["model"] = self.model.for_session()
         restore(session.services["model"].settings, saved_config or {})  # the model/effort picked before
-        session.services["client_settings"] = self.client_settings
         session.services["registry"] = ToolRegistry(builtin_tools())
         session.services["import_policy"] = trust.import_allowed
         session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
@@ -529,7 +535,7 @@ def _clean_stale_temps(session: Session) -> None:
 
 
 # Services owned by the server, not the session: never closed with a session.
-SHARED_SERVICES = frozenset({"buffers", "client_settings", "registry", "system_prompt"})
+SHARED_SERVICES = frozenset({"buffers", "client_settings", "registry", "system_prompt", "workspace_settings"})
 
 
 async def close_session(session: Session) -> None:

@@ -59,8 +59,9 @@ class SidecarProtocol(LanguageServerProtocol):
         server.channel.supports_acp_permissions = "acp" in options
         workspace_caps = params.capabilities.workspace
         server.channel.applies_buffer_edits = bool(workspace_caps and workspace_caps.apply_edit)
-        if isinstance(options.get("settings"), dict):
-            server.core.configure(options["settings"])
+        if isinstance(options.get("settings"), dict) or isinstance(options.get("workspaceSettings"), dict):
+            user = options.get("settings")
+            server.core.configure(user if isinstance(user, dict) else {}, options.get("workspaceSettings"))
         if isinstance(options.get("workspaceTrust"), bool):  # VS Code's Workspace Trust (docs/protocol.md)
             server.channel.workspace_trust = options["workspaceTrust"]  # type: ignore[attr-defined]
         result.capabilities.experimental = {"acp": {"protocolVersion": 1,
