@@ -11,7 +11,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-from sidecar.memory.nested import ImportPolicy, expand_imports, refused_always
+from sidecar.memory.nested import ImportPolicy, expand_imports, read_memory_file, refused_always
 from sidecar.secrets import scrubbed_env
 from sidecar.workspace.gitenv import filter_overrides, repo_programs, safe_git_env
 
@@ -77,9 +77,9 @@ def read_memory(cwd: Path, home: Path | None = None,
     candidates = [user, *[cwd / name for name in MEMORY_FILES], cwd / ".claude" / "CLAUDE.md"]
     for path in candidates:
         try:
-            if path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")[:MAX_MEMORY_CHARS]
-                policy = refused_always if path == user else allow
+            policy = refused_always if path == user else allow
+            text = read_memory_file(path, policy, MAX_MEMORY_CHARS)  # a symlink: judged where it leads
+            if text is not None:
                 found.append((path, expand_imports(text, path.parent, {path.resolve()}, allow=policy)))
         except OSError:
             continue

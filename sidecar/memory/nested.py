@@ -11,6 +11,7 @@ and fences ignored), as Claude Code does.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,32 @@ def refused_always(target: Path) -> str | None:
     if any(target == d or target.is_relative_to(d) for d in NEVER_IMPORTED):
         return "kernel files (/proc, /sys, /dev) are never imported"
     return None
+
+
+def read_memory_file(path: Path, allow: ImportPolicy = refused_always, limit: int = MAX_CHARS) -> str | None:
+    """A memory file's text, judged by where it leads (a ``CLAUDE.md`` that is a symlink is a read of its
+    target, exactly like an ``@import`` of it); a note in its place when ``allow`` (or the kernel-file rule)
+    refuses the target; None when there is no such file. The file read is the one judged: opened by its
+    resolved path and checked again through the open descriptor, so a link swapped in between is not
+    followed."""
+    try:
+        target = path.resolve()
+        if not target.is_file():
+            return None
+    except (OSError, RuntimeError):
+        return None
+    refused = refused_always(target) or allow(target)
+    if refused:
+        return f"[{path} not read: it leads to {target}, {refused}]"
+    try:
+        with open(target, "rb") as f:
+            opened = Path(os.readlink(f"/proc/self/fd/{f.fileno()}")) if os.path.isdir("/proc/self/fd") else target
+            if opened != target:
+                return f"[{path} not read: it changed while it was read]"
+            data = f.read(limit * 4)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace")[:limit]
 
 
 def import_targets(text: str, base: Path) -> Iterator[Path]:
@@ -113,10 +140,12 @@ class NestedMemory:
                 if memory in self.loaded or memory == path or not memory.is_file():
                     continue
                 self.loaded.add(memory)
-                text = memory.read_text(encoding="utf-8", errors="replace")[:MAX_CHARS]
                 policy = self.session.services.get("import_policy")
-                body = expand_imports(text, directory, {memory.resolve()},
-                                      allow=policy if callable(policy) else refused_always)
+                allow: ImportPolicy = policy if callable(policy) else refused_always
+                text = read_memory_file(memory, allow)
+                if text is None:
+                    continue
+                body = expand_imports(text, directory, {memory.resolve()}, allow=allow)
                 self.session.audit("memory_loaded", path=str(memory))
                 self.session.add_notice(
                     f"Contents of {memory} (instructions for files under {directory}; follow them when "

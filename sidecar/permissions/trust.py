@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from sidecar.memory.nested import MEMORY_NAMES, import_targets
+from sidecar.memory.nested import MEMORY_NAMES, import_targets, refused_always
 from sidecar.permissions.settings import (
     local_settings_path,
     project_settings_path,
@@ -235,12 +235,21 @@ class WorkspaceTrust:
         return lines
 
     def outside_imports(self) -> list[Path]:
+        """Files outside the roots the workspace's memory would read: a memory file that is a link to one
+        (judged where it leads), and its ``@imports``. Kernel files are never read, so never offered."""
         found: list[Path] = []
         for name in (*MEMORY_NAMES, ".claude/CLAUDE.md"):
             path = self.cwd / name
             try:
-                text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-            except OSError:
+                leads = path.resolve()
+                if not leads.is_file() or refused_always(leads):
+                    continue
+                if not self.session.within_roots(leads):
+                    if leads not in found:
+                        found.append(leads)
+                    continue  # its imports are judged once it is read
+                text = leads.read_text(encoding="utf-8", errors="replace")
+            except (OSError, RuntimeError):
                 continue
             for target in import_targets(text, path.parent):
                 if not self.session.within_roots(target) and target not in found:

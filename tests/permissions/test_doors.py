@@ -205,3 +205,75 @@ async def test_project_secret_env_vars_cannot_unset_the_managed_policy(
     assert result["is_error"] and "denied by rule" in json.dumps(result) and "managed settings" in json.dumps(result)
     assert "managed-canary-3f9a" not in json.dumps(result)
     assert harness.permission_requests == []  # denied by the managed rule, not merely asked
+
+
+# ---- memory files are reads: a symlinked CLAUDE.md is judged by where it leads ----------------------
+
+def plant_memory_links(workspace: Path, outside: Path) -> dict[str, str]:
+    """CLAUDE.md (absolute link), AGENTS.md (relative), .claude/CLAUDE.md (to /proc/self/environ),
+    sub/CLAUDE.md (relative, nested): each outside key holds its own canary."""
+    outside.mkdir()
+    canaries = {name: f"canary-{name.replace('/', '-')}-7c41" for name in ("CLAUDE.md", "AGENTS.md", "sub/CLAUDE.md")}
+    for name, canary in canaries.items():
+        (outside / name.replace("/", "-")).write_text(f"-----BEGIN KEY----- {canary}\n")
+    (workspace / "CLAUDE.md").symlink_to(outside / "CLAUDE.md")
+    (workspace / "AGENTS.md").symlink_to(os.path.relpath(outside / "AGENTS.md", workspace))
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "CLAUDE.md").symlink_to("/proc/self/environ")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "CLAUDE.md").symlink_to(os.path.relpath(outside / "sub-CLAUDE.md", workspace / "sub"))
+    (workspace / "sub" / "code.py").write_text("X = 1\n")
+    return canaries
+
+
+def read_sub_turns(model: ScriptedModelServer, workspace: Path) -> None:
+    model.add_turns([
+        {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(workspace / "sub" / "code.py")}}]},
+        {"content": [{"type": "text", "text": "done"}]},
+    ])
+
+
+async def test_symlinked_memory_outside_the_roots_is_not_read_before_trust(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    canaries = plant_memory_links(workspace, tmp_path / "outside")
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    try:
+        session = (await new_session(harness, workspace))["sessionId"]
+        read_sub_turns(model_server, workspace)
+        assert await harness.prompt(session, "look") == "end_turn"
+    finally:
+        await harness.process.close()
+    first, second = model_server.message_requests()
+    for request in (first, second):
+        for canary in canaries.values():
+            assert canary not in json.dumps(request.body)
+        assert "SIDECAR_MAX_BACKOFF" not in json.dumps(request.body)  # /proc/self/environ: never
+    system = json.dumps(first.body["system"])
+    assert f"{workspace / 'CLAUDE.md'} not read: it leads to {tmp_path / 'outside' / 'CLAUDE.md'}, outside the " \
+           "workspace, which is not trusted" in system
+    assert f"{workspace / '.claude' / 'CLAUDE.md'} not read: it leads to /proc/" in system
+    assert "kernel files (/proc, /sys, /dev) are never imported" in system
+    assert f"{workspace / 'sub' / 'CLAUDE.md'} not read: it leads to" in json.dumps(second.body["messages"])
+    # The trust question named the links' targets (and was refused).
+    items = harness.permission_requests[0]["toolCall"]["rawInput"]["items"]
+    assert f"memory import from outside the workspace: {tmp_path / 'outside' / 'CLAUDE.md'}" in items
+    assert f"memory import from outside the workspace: {tmp_path / 'outside' / 'AGENTS.md'}" in items
+    assert not any("/proc" in i for i in items)
+
+
+async def test_symlinked_memory_outside_is_read_once_trusted_but_proc_never(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    canaries = plant_memory_links(workspace, tmp_path / "outside")
+    trust_workspace(sidecar_env, workspace)
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    try:
+        session = (await new_session(harness, workspace))["sessionId"]
+        read_sub_turns(model_server, workspace)
+        assert await harness.prompt(session, "look") == "end_turn"
+    finally:
+        await harness.process.close()
+    first, second = model_server.message_requests()
+    assert canaries["CLAUDE.md"] in json.dumps(first.body["system"])
+    assert canaries["AGENTS.md"] in json.dumps(first.body["system"])
+    assert canaries["sub/CLAUDE.md"] in json.dumps(second.body["messages"])
+    assert "SIDECAR_MAX_BACKOFF" not in json.dumps(first.body)
