@@ -104,6 +104,11 @@ class HookVerdict:
     reason: str = ""
 
 
+# ACP ToolKind of a permission question whose call has no tool kind of its own.
+KIND_OF_ACCESS: dict[str, str] = {"read": "read", "write": "edit", "execute": "execute", "fetch": "fetch",
+                                  "other": "other"}
+
+
 class CallContext(Protocol):
     """What the gate needs of the call it governs (``ToolContext`` is one)."""
 
@@ -118,6 +123,11 @@ class CallContext(Protocol):
 
     @property
     def hook_verdict(self) -> HookVerdict | None: ...
+
+    @property
+    def shown(self) -> dict[str, Any]:
+        """The call as the editor was shown it: ``kind``, ``locations`` (empty when unknown)."""
+        ...
 
 
 class PermissionGate:
@@ -303,8 +313,15 @@ class PermissionGate:
         if options is None:
             options = default_options(request)
         title = request.title if not ctx.agent_label else f"[{ctx.agent_label}] {request.title}"
+        shown = ctx.shown
+        # The tool call as it is (ACP ToolCall): clients decide by ``kind`` (acpc counts a missing one as
+        # a read), so it is always there; the tool's own kind, else the one its access implies.
         tool_call: dict[str, Any] = {"toolCallId": ctx.tool_call_id, "title": title,
+                                     "kind": shown.get("kind") or KIND_OF_ACCESS[request.access],
                                      "rawInput": request.raw_input, "status": "pending"}
+        locations = shown["locations"] if "locations" in shown else [{"path": str(p)} for p in request.paths]
+        if locations:
+            tool_call["locations"] = locations
         if request.content:
             tool_call["content"] = request.content
         outcome = await self.session.client.request_permission(tool_call, options)

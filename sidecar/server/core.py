@@ -33,6 +33,7 @@ from sidecar.server.plain_params import (
     parse_config_option_params,
     parse_initialize_params,
     parse_mode_params,
+    parse_model_params,
     parse_prompt_params,
     parse_session_params,
 )
@@ -120,6 +121,8 @@ class SessionCore:
             "session/cancel": self.cancel,
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
+            # ACP's unstable model selection (acpc --model, older Zed): the ``model`` config option.
+            "session/set_model": self.set_model,
             "_sidecar/sessions/rewind": self.rewind,
         }
 
@@ -200,6 +203,15 @@ class SessionCore:
 
         return config_options(session.services["model"].settings)
 
+    @staticmethod
+    def _models(options: list[dict[str, Any]]) -> dict[str, Any]:
+        """ACP's unstable ``models`` (``SessionModelState``) from the ``model`` config option: the field a
+        client looks for before it sends ``session/set_model``."""
+        model = next(o for o in options if o["id"] == "model")
+        return {"currentModelId": model["currentValue"],
+                "availableModels": [{"modelId": o["value"], "name": o["name"], "description": o["description"]}
+                                    for o in model["options"]]}
+
     async def _start(self, session: Session, saved_config: dict[str, str] | None = None) -> None:
         from sidecar.agent.prompt import build_system_prompt
         from sidecar.model.options import restore
@@ -251,8 +263,9 @@ class SessionCore:
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
         session.log.header(session.cwd, extra)
         await self._start(session)
-        return {"sessionId": session.id, "modes": self._modes(session),
-                "configOptions": self._config_options(session)}
+        options = self._config_options(session)
+        return {"sessionId": session.id, "modes": self._modes(session), "configOptions": options,
+                "models": self._models(options)}
 
     async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         from sidecar.server.content import replay_log, replay_updates
@@ -279,7 +292,8 @@ class SessionCore:
             updates = replay_updates(saved.messages, registry.describe_call)
         for update in updates:
             await session.client.update(update)  # shown again, not logged again
-        return {"modes": self._modes(session), "configOptions": self._config_options(session)}
+        options = self._config_options(session)
+        return {"modes": self._modes(session), "configOptions": options, "models": self._models(options)}
 
     async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         from sidecar.server.params import ListSessions
@@ -423,6 +437,18 @@ class SessionCore:
         # The answer carries the options; no config_option_update to the client that asked.
         options = await change_config_option(session, req.config_id, req.value, announce=False)
         return {"configOptions": options}
+
+    async def set_model(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        """ACP's unstable ``session/set_model``: the ``model`` config option of this session, announced
+        with a ``config_option_update`` (the answer is empty in that protocol)."""
+        from sidecar.model.options import change as change_config_option
+        from sidecar.model.options import validate as validate_config_option
+
+        req = parse_model_params(params)
+        session = self.session(req.session_id)
+        validate_config_option(session.services["model"].settings, req.config_id, req.value)
+        await change_config_option(session, req.config_id, req.value)
+        return {}
 
     async def rewind(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         from sidecar.server.params import RewindRequest

@@ -146,6 +146,18 @@ def parse_config_option_params(params: dict[str, Any]) -> Any:
     return parse(acp.SetSessionConfigOptionSelectRequest, params)
 
 
+def parse_model_params(params: dict[str, Any]) -> Any:
+    """ACP's unstable ``session/set_model`` params (``.session_id``, ``.value`` = ``modelId``). The
+    schema this sidecar pins no longer has the method (the model is a config option there), so its
+    check is here: two strings."""
+    if _plain(params, ("sessionId", "modelId")):
+        return _PlainParams(session_id=params["sessionId"], config_id="model", value=params["modelId"])
+    wrong = [name for name in ("sessionId", "modelId") if not isinstance(params.get(name), str)]
+    raise RpcError(INVALID_PARAMS, "Invalid params: " + "; ".join(
+        f"{name}: {'Field required' if name not in params else 'Input should be a valid string'}"
+        for name in wrong or ["sessionId"]))
+
+
 def parse(model: type[BaseModel], params: dict[str, Any]) -> Any:
     from pydantic import ValidationError
 

@@ -59,6 +59,9 @@ class ToolContext:
     prepared: Any = None
     # Paths the call resolved during validation, canonical, keyed by the raw path.
     resolved_paths: dict[str, Any] = field(default_factory=dict)
+    # The call as the editor was shown it (``title``, ``kind``, ``locations``): a permission question
+    # about it carries the same kind and locations, so a client deciding by kind decides right.
+    shown: dict[str, Any] = field(default_factory=dict)
 
     @property
     def cwd(self) -> Path:

@@ -91,6 +91,8 @@ class Dispatcher:
         self.agent_label = agent_label
         self.parent_tool_call_id = parent_tool_call_id  # the Task call a sub-agent runs under
         self.spawn_agent = spawn_agent
+        # What ``announce`` showed the editor, by call id, until ``run`` hands it to the call's context.
+        self._shown: dict[str, dict[str, Any]] = {}
 
     def is_concurrency_safe(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name)
@@ -105,7 +107,7 @@ class Dispatcher:
 
     async def announce(self, call: ToolCall) -> None:
         """Tell the editor a call exists (status pending) as soon as the model finished it."""
-        shown = self.registry.describe_call(call.name, call.input)
+        shown = self._shown[call.id] = self.registry.describe_call(call.name, call.input)
         title = str(shown["title"])
         if self.agent_label:
             title = f"[{self.agent_label}] {title}"
@@ -136,8 +138,9 @@ class Dispatcher:
                 "content": [{"type": "content", "content": {"type": "text", "text": redact(text)}}],
             })
 
+        shown = self._shown.pop(call.id, None) or self.registry.describe_call(call.name, call.input)
         ctx = ToolContext(session=self.session, tool_call_id=call.id, agent_label=self.agent_label,
-                          _progress=progress, spawn_agent=self.spawn_agent)
+                          _progress=progress, spawn_agent=self.spawn_agent, shown=shown)
         try:
             if tool is None:
                 available = ", ".join(sorted(self.registry.names()))

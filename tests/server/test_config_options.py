@@ -184,3 +184,33 @@ async def test_config_tool_announces_and_the_next_prompt_uses_it(acp_sidecar: Ha
     assert await acp_sidecar.prompt(session, "Hello") == "end_turn"
     body = model_server.message_requests()[-1].body
     assert body["model"] == "claude-haiku-4-5" and body["thinking"]["type"] == "enabled"
+
+
+async def test_unstable_set_model_is_served_and_advertised(acp_sidecar: Harness, workspace: Path,
+                                                           model_server: ScriptedModelServer) -> None:
+    """ACP's unstable ``session/set_model`` (acpc ``--model``): ``session/new`` answers ``models`` (the
+    field such a client looks for), the call picks the model the next request names, and a bad id is a
+    -32602 naming the valid ones, never a silent default."""
+    model_server.add_turns([_reply("Picked.")])
+    result = await acp_sidecar.process.request("session/new", {"cwd": str(workspace), "mcpServers": []})
+    session = result["sessionId"]
+    models = result["models"]
+    assert models["currentModelId"] == DEFAULT_MODEL
+    ids = [m["modelId"] for m in models["availableModels"]]
+    assert ids == [o["value"] for o in _option(result["configOptions"], "model")["options"]]  # type: ignore[index]
+    assert "claude-opus-4-5" in ids
+    assert await acp_sidecar.process.request("session/set_model",
+                                             {"sessionId": session, "modelId": "claude-opus-4-5"}) == {}
+    [update] = acp_sidecar.process.updates_for(session, "config_option_update")
+    assert _current(update["configOptions"])["model"] == "claude-opus-4-5"
+    with pytest.raises(RemoteError) as err:
+        await acp_sidecar.process.request("session/set_model", {"sessionId": session, "modelId": "gpt-9"})
+    assert err.value.code == -32602 and "claude-opus-4-5" in err.value.message
+    with pytest.raises(RemoteError) as err:
+        await acp_sidecar.process.request("session/set_model", {"sessionId": session})
+    assert err.value.code == -32602 and "modelId" in err.value.message
+    assert await acp_sidecar.prompt(session, "Go") == "end_turn"
+    assert model_server.message_requests()[-1].body["model"] == "claude-opus-4-5"
+    loaded = await acp_sidecar.process.request("session/load", {"sessionId": session, "cwd": str(workspace),
+                                                                "mcpServers": []})
+    assert loaded["models"]["currentModelId"] == "claude-opus-4-5"
