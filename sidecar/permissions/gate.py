@@ -62,8 +62,13 @@ __all__ = ["MODES", "Mode", "PermissionGate", "govern"]
 Verdict = Literal["allow", "ask", "deny"]
 DecidedBy = Literal["rule", "mode", "user", "hook", "default", "safety"]
 
-# Writes here ask even in bypassPermissions: they change the tooling that governs the agent.
+# Writes here ask even in bypassPermissions: they change the tooling that governs the agent. Compared
+# case-insensitively (``casefold``): on macOS and Windows ``.Git/hooks`` *is* ``.git/hooks``.
 PROTECTED_DIRS = (".git", ".claude", ".vscode", ".idea")
+# Files the same holds for wherever they are: they start servers or instruct every later session.
+PROTECTED_FILES = (".mcp.json", "CLAUDE.md", "AGENTS.md")
+_PROTECTED_DIR_KEYS = frozenset(d.casefold() for d in PROTECTED_DIRS)
+_PROTECTED_FILE_KEYS = frozenset(f.casefold() for f in PROTECTED_FILES)
 
 SOURCE_LABELS = {
     "managed": "managed settings",
@@ -227,7 +232,9 @@ class PermissionGate:
         one that makes or changes a git directory without a ``.git`` component (``evil/HEAD``)."""
         base = next((r for r in self.session.roots if path == r or path.is_relative_to(r)), None)
         parts = path.relative_to(base).parts if base is not None else path.parts
-        return any(p in PROTECTED_DIRS for p in parts) or builds_git_dir(path, base or Path(path.anchor))
+        return (any(p.casefold() in _PROTECTED_DIR_KEYS for p in parts)
+                or (bool(parts) and parts[-1].casefold() in _PROTECTED_FILE_KEYS)
+                or builds_git_dir(path, base or Path(path.anchor)))
 
     def read_denied(self) -> Callable[[Path], bool] | None:
         """A test for "a Read deny rule names this file" (Grep and Glob drop such results), or None when
@@ -290,8 +297,8 @@ class PermissionGate:
         allow_rule = rule if verdict.behavior == "allow" else None
         if protected and not (allow_rule is not None and allow_rule.specifier is not None
                               and allow_rule.tool in (EDIT_RULE_TOOL, READ_RULE_TOOL, request.tool_name)):
-            return Decision("ask", "writes to .git, .claude, .vscode, .idea and git directories always ask",
-                            decided_by="safety")
+            return Decision("ask", "writes to .git, .claude, .vscode, .idea, .mcp.json, CLAUDE.md, AGENTS.md "
+                            "and git directories always ask", decided_by="safety")
         if allow_rule is not None:
             names = ", ".join(r.text for r in verdict.rules)
             return Decision("allow", f"allowed by rule {names} in {source_label(allow_rule.source)}",
@@ -384,10 +391,12 @@ def builds_git_dir(path: Path, base: Path) -> bool:
     if not path.is_relative_to(base):
         return False
     folder = base
+    names = {n.casefold() for n in GIT_DIR_NAMES}
     for name in path.relative_to(base).parts:
         on_disk = {m for m in GIT_DIR_MARKERS if os.path.lexists(folder / m)}
-        head = "HEAD" in on_disk or name == "HEAD"
-        other = bool(on_disk - {"HEAD"}) or (name in GIT_DIR_NAMES and name != "HEAD")
+        key = name.casefold()  # ``head`` is git's HEAD on a file system that ignores case
+        head = "HEAD" in on_disk or key == "head"
+        other = bool(on_disk - {"HEAD"}) or (key in names and key != "head")
         if head and other:
             return True
         folder = folder / name

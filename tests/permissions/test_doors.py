@@ -277,3 +277,35 @@ async def test_symlinked_memory_outside_is_read_once_trusted_but_proc_never(
     assert canaries["AGENTS.md"] in json.dumps(first.body["system"])
     assert canaries["sub/CLAUDE.md"] in json.dumps(second.body["messages"])
     assert "SIDECAR_MAX_BACKOFF" not in json.dumps(first.body)
+
+
+# ---- protected names compare case-insensitively --------------------------------------------------
+
+PROTECTED_SPELLINGS = [".CLAUDE/settings.local.json", ".Git/hooks/pre-commit", ".VSCode/tasks.json",
+                       ".IDEA/workspace.xml", ".MCP.json", "claude.md", "sub/Agents.md", "EVIL/head"]
+
+
+async def test_protected_names_ask_in_accept_edits_whatever_their_case(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    (workspace / "EVIL").mkdir()
+    (workspace / "EVIL" / "config").write_text("[core]\n")
+    harness = await start("acp", sidecar_env, model_server, tmp_path, settings={"initialMode": "acceptEdits"})
+    try:
+        opened = await new_session(harness, workspace)
+        assert opened["modes"]["currentModeId"] == "acceptEdits"
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Write",
+                          "input": {"file_path": str(workspace / name), "content": "#!/bin/sh\ntouch pwned\n"}}
+                         for name in [*PROTECTED_SPELLINGS, "plain.txt"]]},
+            {"content": [{"type": "text", "text": "done"}]},
+        ])
+        assert await harness.prompt(opened["sessionId"], "write them") == "end_turn"
+    finally:
+        await harness.process.close()
+    results = model_server.message_requests()[1].tool_results()
+    for name, result in zip(PROTECTED_SPELLINGS, results, strict=False):
+        assert result["is_error"], name
+        assert not (workspace / name).exists(), name
+    assert not results[-1].get("is_error") and (workspace / "plain.txt").exists()  # acceptEdits still applies
+    asked = [p["toolCall"]["rawInput"]["file_path"] for p in harness.permission_requests]
+    assert asked == [str(workspace / n) for n in PROTECTED_SPELLINGS]
