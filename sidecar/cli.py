@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--mode", default=None, help="initial permission mode")
         if name == "chat":
             p.add_argument("--demo", action="store_true", help="use the bundled scripted model (offline)")
+            p.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                           help="resume the most recent session in this folder")
+            p.add_argument("-r", "--resume", nargs="?", const="", default=None, metavar="ID",
+                           help="resume session ID, or pick one of this folder's sessions")
         else:
             p.add_argument("--offline", action="store_true", help="use the scripted model even with a key")
         p.add_argument("prompt", nargs="?", default=None, help="send this prompt and exit when the turn ends")

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import logging
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +27,10 @@ from rich.console import Console
 from rich.text import Text
 
 from sidecar.client.connection import RemoteError, SidecarProcess
-from sidecar.client.render import UpdateRenderer, diff_text
-from sidecar.secrets import SECRET_ENV_VARS, secret
+from sidecar.client.lines import Interrupted, LineSource, PipedLines, TerminalLines, quiet_terminal
+from sidecar.client.render import UpdateRenderer, diff_text, readable_option
+from sidecar.secrets import SECRET_ENV_VARS, RedactingFilter, secret
+from sidecar.store import cache_dir, data_dir
 
 REPO = Path(__file__).resolve().parents[2]
 # Package data (in the wheel): ``sidecar demo`` works from an installed package, offline.
@@ -47,32 +56,71 @@ def pick_option(options: list[dict[str, Any]], answer: str) -> dict[str, Any] | 
     return named[0] if len(named) == 1 else None
 
 
+CLIENT_COMMANDS: list[tuple[str, str]] = [
+    ("help", "the commands and keys"),
+    ("mode", "show or set the permission mode: /mode plan"),
+    ("expand", "the last collapsed tool output in full"),
+    ("quit", "leave (Ctrl-D does too)"),
+    ("exit", "leave"),
+]
+STOP_REASONS = {
+    "cancelled": "Interrupted. The session goes on: say what to do next.",
+    "max_tokens": "The answer was cut off: the model reached its output limit (max_tokens).",
+    "max_turn_requests": "Stopped: the turn reached its limit of model requests.",
+    "refusal": "The model declined to go on (refusal).",
+}
+
+
+class SidecarGone(Exception):
+    """The ``sidecar serve`` child exited."""
+
+
+def _message(exc: BaseException) -> str:
+    """One line for the user."""
+    text = exc.message if isinstance(exc, RemoteError) else str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
 class TerminalClient:
-    def __init__(self, console: Console, *, auto_yes: bool, trust: bool = False) -> None:
+    def __init__(self, console: Console, *, auto_yes: bool, trust: bool = False, cwd: Path | None = None,
+                 lines: LineSource | None = None) -> None:
         self.console = console
         self.auto_yes = auto_yes
         # --trust: trust questions (workspace, .mcp.json servers) answered "for this session".
         self.trust = trust
-        self.renderer = UpdateRenderer(console)
+        self.renderer = UpdateRenderer(console, cwd)
+        self.lines: LineSource = lines or PipedLines(lambda prompt: console.print(
+            Text(prompt, style="bold yellow"), end=""))
+        self.interrupt_turn: Callable[[], None] = lambda: None  # set by the chat: cancels the running turn
 
     async def ask(self, prompt: str) -> str | None:
-        """One answer line, stripped; ``None`` when stdin is closed (which must never count as a yes)."""
-        self.console.print(Text(prompt, style="bold yellow"), end="")
-        line: str = await asyncio.to_thread(sys.stdin.readline)
-        return line.strip() if line else None
+        """One answer line, stripped; ``None`` when stdin is closed (which must never count as a yes).
+        Ctrl-C at the question interrupts the turn (and answers ``None``)."""
+        with self.renderer.paused():
+            try:
+                return await self.lines.read(prompt)
+            except Interrupted:
+                self.interrupt_turn()
+                return None
 
     async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
-        self.renderer.finish()
+        with self.renderer.paused():
+            return await self._permission(params)
+
+    async def _permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        show = self.renderer.paths
         call = params.get("toolCall") or {}
         options = params.get("options") or []
         trust_question = ((call.get("_meta") or {}).get("sidecar") or {}).get("trust")
         heading = "Trust" if trust_question else "Permission"
-        self.console.print(Text(f"\n⚠ {heading}: {call.get('title', 'tool call')}", style="bold yellow"))
+        tool = str(((call.get("_meta") or {}).get("sidecar") or {}).get("tool") or "")
+        title = self.renderer.title(str(call.get("title") or "tool call"), tool)
+        self.console.print(Text(f"\n⚠ {heading}: {title}", style="bold yellow"))
         for item in call.get("content") or []:
             if trust_question and item.get("type") == "content":
                 self.console.print(Text(str((item.get("content") or {}).get("text", "")), style="yellow"))
             if item.get("type") == "diff":
-                self.console.print(diff_text(item["path"], item.get("oldText"), item.get("newText", "")))
+                self.console.print(diff_text(show(str(item["path"])), item.get("oldText"), item.get("newText", "")))
                 self.renderer.diffs_shown.add(str(call.get("toolCallId")))
         if trust_question and (self.trust or self.auto_yes):
             # --yes answers permissions, never trust: only --trust trusts (for this session).
@@ -85,7 +133,8 @@ class TerminalClient:
             self.console.print(Text(f"  → {chosen['name']} (--yes)", style="yellow"))
             return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
         for i, option in enumerate(options, 1):
-            self.console.print(f"  {i}. {option['name']}")
+            self.console.print(f"  {i}. {readable_option(str(option['name']), show)}", markup=False,
+                               highlight=False)
         for _ in range(ASK_ATTEMPTS):
             answer = await self.ask(f"Choose 1–{len(options)}, y or n [1]: ")
             if answer is None:
@@ -97,23 +146,24 @@ class TerminalClient:
         return {"outcome": {"outcome": "cancelled"}}
 
     async def on_ask_user(self, params: dict[str, Any]) -> dict[str, Any]:
-        self.renderer.finish()
-        answers: dict[str, list[str]] = {}
-        for q in params.get("questions") or []:
-            self.console.print(Text(f"\n? {q.get('question')}", style="bold cyan"))
-            labels = [o.get("label", "") for o in q.get("options") or []]
-            for i, option in enumerate(q.get("options") or [], 1):
-                self.console.print(f"  {i}. {option.get('label')} — {option.get('description', '')}")
-            if self.auto_yes:
-                answers[q["question"]] = labels[:1]
-                continue
-            raw = await self.ask("Answer (number(s) or text): ")
-            if raw is None:
-                return {"outcome": "cancelled"}
-            picked = [labels[int(p) - 1] for p in raw.replace(",", " ").split()
-                      if p.isdigit() and 0 < int(p) <= len(labels)]
-            answers[q["question"]] = picked or [raw]
-        return {"outcome": "answered", "answers": answers}
+        with self.renderer.paused():
+            answers: dict[str, list[str]] = {}
+            for q in params.get("questions") or []:
+                self.console.print(Text(f"\n? {q.get('question')}", style="bold cyan"))
+                labels = [o.get("label", "") for o in q.get("options") or []]
+                for i, option in enumerate(q.get("options") or [], 1):
+                    self.console.print(f"  {i}. {option.get('label')} — {option.get('description', '')}",
+                                       markup=False, highlight=False)
+                if self.auto_yes:
+                    answers[q["question"]] = labels[:1]
+                    continue
+                raw = await self.ask("Answer (number(s) or text): ")
+                if raw is None:
+                    return {"outcome": "cancelled"}
+                picked = [labels[int(p) - 1] for p in raw.replace(",", " ").split()
+                          if p.isdigit() and 0 < int(p) <= len(labels)]
+                answers[q["question"]] = picked or [raw]
+            return {"outcome": "answered", "answers": answers}
 
 
 def demo_env(base_url: str) -> dict[str, str]:
@@ -124,51 +174,317 @@ def demo_env(base_url: str) -> dict[str, str]:
     return env
 
 
-async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str], console: Console) -> int:
-    client = TerminalClient(console, auto_yes=bool(args.yes), trust=bool(getattr(args, "trust", False)))
-    # From a checkout the served agent imports this copy; an installed package's interpreter already has
-    # it (its site-packages on PYTHONPATH would leak into the commands the agent runs).
-    checkout = {"PYTHONPATH": str(REPO)} if (REPO / "pyproject.toml").is_file() else {}
-    process = SidecarProcess(framing="acp", env={**env, **checkout}, cwd=str(cwd),
-                             stderr=open(os.devnull, "wb"))
-    process.handlers["session/request_permission"] = client.on_permission
-    process.handlers["_sidecar/ask_user"] = client.on_ask_user
-    process.on_update = lambda params: client.renderer.render(params["update"])
-    process.on_notification = lambda method, params: (
-        client.renderer.retry(params) if method == "_sidecar/model_retry" else None)
-    await process.start()
+def _ago(stamp: str) -> str:
     try:
-        await process.initialize({"_meta": {"sidecar": {"askUser": True}}})
-        session = await process.request("session/new", {"cwd": str(cwd), "mcpServers": []})
-        session_id = session["sessionId"]
-        if args.mode:
-            await process.request("session/set_mode", {"sessionId": session_id, "modeId": args.mode})
-        prompts = [args.prompt] if args.prompt else None
+        then = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except (TypeError, ValueError):
+        return str(stamp)
+    seconds = max(0, int((datetime.now(UTC) - then).total_seconds()))
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n > 1 else ''} ago"
+    return "just now"
+
+
+class Chat:
+    """One ``sidecar chat``: the sidecar child, the session, the prompt loop."""
+
+    def __init__(self, args: argparse.Namespace, cwd: Path, env: dict[str, str], console: Console,
+                 lines: LineSource | None = None) -> None:
+        self.args = args
+        self.cwd = cwd
+        self.console = console
+        if lines is None:
+            lines = TerminalLines(data_dir() / "chat-history", self.slash_commands) if sys.stdin.isatty() \
+                else None
+        self.client = TerminalClient(console, auto_yes=bool(args.yes), trust=bool(getattr(args, "trust", False)),
+                                     cwd=cwd, lines=lines)
+        self.client.interrupt_turn = self.interrupt
+        self.renderer = self.client.renderer
+        self.lines = self.client.lines
+        # From a checkout the served agent imports this copy; an installed package's interpreter already has
+        # it (its site-packages on PYTHONPATH would leak into the commands the agent runs).
+        checkout = {"PYTHONPATH": str(REPO)} if (REPO / "pyproject.toml").is_file() else {}
+        self.process = SidecarProcess(framing="acp", env={**env, **checkout}, cwd=str(cwd),
+                                      stderr=subprocess.DEVNULL)
+        self.process.handlers["session/request_permission"] = self.client.on_permission
+        self.process.handlers["_sidecar/ask_user"] = self.client.on_ask_user
+        self.process.on_update = lambda params: self.renderer.render(params["update"])
+        self.process.on_notification = lambda method, params: (
+            self.renderer.retry(params) if method == "_sidecar/model_retry" else None)
+        self.session_id = ""
+        self.modes: list[dict[str, Any]] = []
+        self.agent: dict[str, Any] = {}
+        self.turn: asyncio.Task[Any] | None = None
+        self.cancelling = False
+        self.main_task: asyncio.Task[Any] | None = None
+
+    def slash_commands(self) -> list[tuple[str, str]]:
+        theirs = [(str(c.get("name", "")).lstrip("/"), str(c.get("description", "")))
+                  for c in self.renderer.commands]
+        ours = {name for name, _ in CLIENT_COMMANDS}
+        return CLIENT_COMMANDS + [c for c in theirs if c[0] and c[0] not in ours]
+
+    # ---- Ctrl-C ---------------------------------------------------------------------------------------
+    def interrupt(self) -> None:
+        """Ctrl-C while the model works: ``session/cancel`` (the turn ends, the session goes on); a second
+        Ctrl-C before the turn has ended leaves the chat."""
+        if self.turn is None or self.turn.done():
+            if self.main_task is not None:
+                self.main_task.cancel()  # starting up or loading: leave
+            return
+        if self.cancelling:
+            if self.main_task is not None:
+                self.main_task.cancel()
+            return
+        self.cancelling = True
+        self.renderer.interrupting()
+        task = asyncio.get_running_loop().create_task(
+            self.process.notify("session/cancel", {"sessionId": self.session_id}))
+        self.process._tasks.add(task)
+        task.add_done_callback(self.process._tasks.discard)
+
+    # ---- the session ----------------------------------------------------------------------------------
+    async def request(self, method: str, params: dict[str, Any], timeout: float | None = 120) -> Any:
+        try:
+            return await self.process.request(method, params, timeout=timeout)
+        except ConnectionError as exc:
+            raise SidecarGone(str(exc)) from None
+
+    async def open_session(self) -> bool:
+        args = self.args
+        resume = getattr(args, "resume", None)
+        if getattr(args, "continue_", False) or resume is not None:
+            listed = await self.request("session/list", {"cwd": str(self.cwd)})
+            sessions = list(listed.get("sessions") or [])
+            chosen: str | None = None
+            if resume:
+                chosen = str(resume)
+            elif not sessions:
+                self.renderer.note("No earlier session in this folder: starting a new one.")
+            elif resume is None:  # --continue: the most recent one here
+                chosen = str(sessions[0]["sessionId"])
+            else:
+                chosen = await self.pick_session(sessions)
+                if chosen is None:
+                    return False
+            if chosen is not None:
+                try:
+                    result = await self.request("session/load", {"sessionId": chosen, "cwd": str(self.cwd),
+                                                                 "mcpServers": []})
+                except RemoteError as exc:
+                    self.error(exc if exc.code != -32002 else RemoteError({
+                        "code": exc.code, "message": f"No saved session {chosen}; `sidecar chat --resume` lists "
+                                                     "this folder's sessions."}))
+                    return False
+                self.renderer.finish()
+                self.session_id = chosen
+                self.banner(result, resumed=next((s for s in sessions if s.get("sessionId") == chosen), {}))
+                return True
+        result = await self.request("session/new", {"cwd": str(self.cwd), "mcpServers": []})
+        self.session_id = str(result["sessionId"])
+        self.banner(result)
+        return True
+
+    async def pick_session(self, sessions: list[dict[str, Any]]) -> str | None:
+        shown = sessions[:20]
+        self.console.print(Text("Sessions in this folder, newest first:", style="bold"))
+        for i, s in enumerate(shown, 1):
+            title = " ".join(str(s.get("title") or "(untitled)").split())
+            self.console.print(Text.assemble(f"  {i}. ", (title[:70], "bold"),
+                                             (f" · {_ago(str(s.get('updatedAt')))} · {s['sessionId']}", "dim")))
+        for _ in range(ASK_ATTEMPTS):
+            try:
+                answer = await self.lines.read(f"Resume which (1–{len(shown)}) [1]: ")
+            except Interrupted:
+                return None
+            if answer is None:
+                return None
+            if not answer:
+                return str(shown[0]["sessionId"])
+            if answer.isdigit() and 0 < int(answer) <= len(shown):
+                return str(shown[int(answer) - 1]["sessionId"])
+            self.console.print(Text(f"  {answer!r} is not one of the choices.", style="red"))
+        return None
+
+    def banner(self, result: dict[str, Any], resumed: dict[str, Any] | None = None) -> None:
+        modes = result.get("modes") or {}
+        self.modes = list(modes.get("availableModes") or [])
+        self.renderer.mode = str(modes.get("currentModeId") or "default")
+        model: dict[str, Any] = next((o for o in result.get("configOptions") or [] if o.get("id") == "model"), {})
+        model_name = next((str(c.get("name")) for c in model.get("options") or []
+                           if c.get("value") == model.get("currentValue")), str(model.get("currentValue") or "?"))
+        name = str(self.agent.get("title") or "Sidecar")
+        version = f" {self.agent['version']}" if self.agent.get("version") else ""
+        folder = self.renderer.paths.home(str(self.cwd))
+        fixed = [f"✻ {name}{version}", model_name, None, f"{self.renderer.mode} mode", "/help"]
+        room = self.console.width - sum(len(p) for p in fixed if p) - 3 * (len(fixed) - 1) - 1
+        if len(folder) > room > 8:
+            folder = "…" + folder[-(room - 1):]
+        line = Text()
+        for i, (part, style) in enumerate(zip([p or folder for p in fixed],
+                                               ["bold magenta", "bold", "", "magenta", "dim"], strict=True)):
+            if i:
+                line.append(" · ", style="dim")
+            line.append(part, style=style)
+        self.console.print(line, no_wrap=True, overflow="ellipsis")
+        if resumed is not None:
+            title = " ".join(str(resumed.get("title") or "").split())
+            self.console.print(Text(f"Resumed {title!r}" if title else f"Resumed {self.session_id}", style="dim"))
+
+    async def set_mode(self, mode: str) -> None:
+        known = [str(m.get("id")) for m in self.modes]
+        if known and mode not in known:
+            self.renderer.note(f"Unknown mode {mode!r}; the modes are {', '.join(known)}.", style="red")
+            return
+        await self.request("session/set_mode", {"sessionId": self.session_id, "modeId": mode})
+        self.renderer.mode = mode
+        self.renderer.note(f"Mode: {mode}", style="magenta")
+
+    def error(self, exc: BaseException) -> None:
+        self.renderer.note(f"✗ {_message(exc)}", style="red")
+
+    def help(self) -> None:
+        out = Text()
+        out.append("Commands\n", style="bold")
+        for name, description in CLIENT_COMMANDS:
+            out.append(f"  /{name:<14}", style="bold").append(f"{description}\n")
+        theirs = [c for c in self.slash_commands() if c not in CLIENT_COMMANDS]
+        if theirs:
+            out.append("Sent to the agent\n", style="bold")
+            for name, description in theirs:
+                out.append(f"  /{name:<14}", style="bold").append(f"{' '.join(description.split())[:90]}\n")
+        modes = ", ".join(str(m.get("id")) for m in self.modes) or "default, acceptEdits, plan, bypassPermissions"
+        out.append("Keys\n", style="bold")
+        for key, what in (("Ctrl-C", "interrupt the model (the session goes on); twice at an empty prompt: quit"),
+                          ("Ctrl-D", "quit"), ("Alt-Enter, \\ Enter", "a new line in the prompt"),
+                          ("Tab", "complete a / command")):
+            out.append(f"  {key:<17}", style="bold").append(f"{what}\n")
+        out.append(f"Modes: {modes}. Later: sidecar chat --continue (this folder's latest session) or "
+                   "--resume [ID].", style="dim")
+        self.console.print(out)
+
+    # ---- turns ----------------------------------------------------------------------------------------
+    async def prompt(self, text: str) -> str | None:
+        """One turn; its stop reason, or ``None`` when it ended with an error (said in one line)."""
+        self.cancelling = False
+        self.renderer.begin_turn()
+        self.turn = asyncio.get_running_loop().create_task(self.request("session/prompt", {
+            "sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}, timeout=None))
+        try:
+            with quiet_terminal():
+                result = await self.turn
+        except RemoteError as exc:
+            self.renderer.end_turn()
+            self.error(exc)
+            return None
+        finally:
+            self.renderer.end_turn()
+        reason = str(result.get("stopReason"))
+        if reason != "end_turn":
+            self.renderer.note(STOP_REASONS.get(reason, f"Turn ended: {reason}"),
+                               style="yellow" if reason == "cancelled" else "dim")
+        return reason
+
+    async def command(self, text: str) -> bool:
+        """A client command (True), or not one of ours (False: it goes to the agent)."""
+        name, _, argument = text[1:].partition(" ")
+        argument = argument.strip()
+        if name == "help":
+            self.help()
+        elif name == "expand":
+            self.renderer.expand()
+        elif name == "mode":
+            if argument:
+                await self.set_mode(argument)
+            else:
+                self.renderer.note(f"Mode: {self.renderer.mode} (modes: "
+                                   f"{', '.join(str(m.get('id')) for m in self.modes)})", style="magenta")
+        else:
+            return False
+        return True
+
+    async def run(self) -> int:
+        self.main_task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)
+        await self.process.start()
+        try:
+            init = await self.request("initialize", {"protocolVersion": 1, "clientCapabilities": {
+                "_meta": {"sidecar": {"askUser": True}}}})
+            self.agent = dict((init or {}).get("agentInfo") or {})
+            if not await self.open_session():
+                return 1
+            if self.args.mode:
+                try:
+                    await self.set_mode(self.args.mode)
+                except RemoteError as exc:
+                    self.error(exc)
+                    if self.args.prompt:
+                        return 2
+            if self.args.prompt:
+                self.console.print(Text(f"› {self.args.prompt}", style="bold"))
+                reason = await self.prompt(self.args.prompt)
+                return 0 if reason == "end_turn" else 130 if reason == "cancelled" else 1
+            return await self.loop()
+        except asyncio.CancelledError:
+            self.renderer.end_turn()
+            self.console.print(Text("Interrupted.", style="yellow"))
+            return 130
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+            await self.process.close()
+
+    async def loop(self) -> int:
+        armed = False  # Ctrl-C once at an empty prompt: the next one quits
         while True:
-            text = prompts.pop(0) if prompts else (None if prompts is not None else await client.ask("\n› "))
+            try:
+                text = await self.lines.read(self.prompt_text(), main=True)
+            except Interrupted:
+                if armed:
+                    self.goodbye()
+                    return 0
+                armed = True
+                self.renderer.note("Press Ctrl-C again to quit (or Ctrl-D); Ctrl-C while the model works "
+                                   "interrupts it.", gap=False)
+                continue
+            armed = False
             if text is None or text in ("/quit", "/exit"):
+                self.goodbye()
                 return 0
             if not text:
                 continue
-            if text.startswith("/mode "):
-                await process.request("session/set_mode", {"sessionId": session_id, "modeId": text.split()[1]})
-                continue
-            console.print(Text(f"› {text}", style="bold"))
+            if not self.lines.interactive:
+                self.console.print(Text(f"› {text}", style="bold"))
             try:
-                result = await process.request("session/prompt", {
-                    "sessionId": session_id, "prompt": [{"type": "text", "text": text}]}, timeout=None)
+                if text.startswith("/") and await self.command(text):
+                    continue
+                await self.prompt(text)
             except RemoteError as exc:
-                client.renderer.finish()
-                console.print(Text(f"error: {exc.message}", style="red"))
-                if prompts is not None:
-                    return 1
-                continue
-            client.renderer.finish()
-            console.print(Text(f"[{result['stopReason']}]", style="dim"))
-            if prompts is not None and not prompts:
-                return 0
-    finally:
-        await process.close()
+                self.error(exc)
+
+    def prompt_text(self) -> str:
+        mode = self.renderer.mode
+        return "› " if mode in (None, "default") else f"{mode} › "
+
+    def goodbye(self) -> None:
+        if self.lines.interactive:
+            self.console.print(Text(f"Resume this session with: sidecar chat --resume {self.session_id}",
+                                    style="dim"))
+        else:
+            self.renderer.finish()
+
+
+async def chat_session(args: argparse.Namespace, cwd: Path, env: dict[str, str], console: Console) -> int:
+    try:
+        return await Chat(args, cwd, env, console).run()
+    except SidecarGone:
+        console.print(Text(f"✗ The sidecar process stopped unexpectedly; its log is in {cache_dir() / 'logs'}.",
+                           style="red"))
+        return 1
 
 
 def have_credentials() -> bool:
@@ -195,7 +511,43 @@ def run_chat(args: argparse.Namespace) -> int:
             "Anthropic-compatible endpoint), or run `sidecar demo` for the offline demo.", style="red")
         return 2
     cwd = Path(args.cwd or os.getcwd()).resolve()
-    return asyncio.run(chat_session(args, cwd, server_env(), Console()))
+    if not cwd.is_dir():
+        Console(stderr=True).print(f"No such folder: {cwd}", style="red", markup=False, highlight=False)
+        return 2
+    return guarded(lambda: asyncio.run(chat_session(args, cwd, server_env(), Console())))
+
+
+def guarded(run: Callable[[], int]) -> int:
+    """No traceback ever reaches the terminal: a fault in the client is one line, the traceback goes to
+    the log file it names."""
+    try:
+        return run()
+    except KeyboardInterrupt:
+        print()
+        return 130
+    except Exception as exc:
+        where = _log_fault(exc)
+        Console(stderr=True).print(
+            f"sidecar chat failed: {_message(exc)}" + (f" (details in {where})" if where else ""),
+            style="red", markup=False, highlight=False)
+        return 1
+
+
+def _log_fault(exc: BaseException) -> Path | None:
+    try:
+        folder = cache_dir() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"chat-{time.strftime('%Y%m%d')}-{os.getpid()}.log"
+        handler = logging.FileHandler(path)
+    except OSError:
+        return None
+    handler.addFilter(RedactingFilter())
+    logger = logging.getLogger("sidecar.chat")
+    logger.addHandler(handler)
+    logger.error("sidecar chat failed", exc_info=exc)
+    logger.removeHandler(handler)
+    handler.close()
+    return path
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -218,10 +570,10 @@ def run_demo(args: argparse.Namespace) -> int:
     try:
         if not offline:
             console.print(Text(f"Demo with Claude, real tools, workspace {cwd}", style="bold magenta"))
-            return asyncio.run(chat_session(args, cwd, server_env(), console))
+            return guarded(lambda: asyncio.run(chat_session(args, cwd, server_env(), console)))
         console.print(Text(f"Offline demo: scripted model, real tools, workspace {cwd}", style="bold magenta"))
         with ScriptedModelServer(demo_turns(cwd)) as server:
-            return asyncio.run(chat_session(args, cwd, demo_env(server.base_url), console))
+            return guarded(lambda: asyncio.run(chat_session(args, cwd, demo_env(server.base_url), console)))
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)

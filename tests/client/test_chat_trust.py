@@ -47,7 +47,7 @@ def test_chat_answered_no_runs_and_reads_nothing_from_the_hostile_repository(
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert dot_canaries(ws) == set(), out
-    assert "⚠ Trust:" in out and "Do not trust" in out and "[end_turn]" in out
+    assert "⚠ Trust:" in out and "Do not trust" in out
     assert "Start the MCP server 'evil' from .mcp.json" in out
     first, second = model_server.message_requests()
     assert SSH_KEY not in first.text() and TEST_API_KEY not in first.text()
@@ -72,7 +72,7 @@ def test_chat_with_trust_runs_the_hooks_servers_and_language_server(
     done = chat(ws, sidecar_env, "--trust", stdin="1\n")
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
-    assert "(--trust)" in out and "[end_turn]" in out
+    assert "(--trust)" in out
     assert {c for c in dot_canaries(ws) if c in ALL_CANARIES} == ALL_CANARIES - {".canary-leaky"}, out
     first, second = model_server.message_requests()
     assert SSH_KEY in json.dumps(first.body["system"])  # the import works once trusted

@@ -23,7 +23,7 @@ def test_offline_demo_fixes_the_bug_and_runs_the_tests(tmp_path: Path) -> None:
     assert "Offline demo: scripted model" in out
     assert "Permission: Edit calc.py" in out and "-    return a - b" in out and "+    return a + b" in out
     assert "all tests passed" in out
-    assert "The tests pass now" in out and "[end_turn]" in out
+    assert "The tests pass now" in out and "[end_turn]" not in out  # one-turn mode: exit status 0 says it ended
     assert fixture.read_text() == before  # the demo works on a copy
 
 
@@ -51,7 +51,7 @@ def test_chat_against_a_compatible_endpoint_that_wants_no_key(tmp_path: Path) ->
         done = subprocess.run([sys.executable, "-m", "sidecar", "chat", "--cwd", str(tmp_path), "say hi"],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "Hello from the endpoint." in done.stdout and "[end_turn]" in done.stdout
+        assert "Hello from the endpoint." in done.stdout
         assert server.message_requests()[0].body["messages"][0]["content"][0]["text"] == "say hi"
 
 

@@ -1,0 +1,131 @@
+"""``sidecar chat`` in a pseudo-terminal, read as a person reads it (issue 30, "Terminal client").
+
+Real processes: the chat (``python -m sidecar chat``) in a pty, its ``sidecar serve --acp`` child, real
+tools, the scripted Messages API server on 127.0.0.1. The screen is a VT100 emulator (pyte) fed with the
+chat's output; every wait is on what the screen shows.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sidecar.testing.scripted_server import ScriptedModelServer
+from tests.client.terminal import Terminal
+
+ANSWER = """# Result
+
+The **add** function was `wrong`. What changed:
+
+| file | change |
+|---|---|
+| calc.py | a - b → a + b |
+
+```python
+def add(a, b):
+    return a + b
+```
+
+Done, **all** fixed."""
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    opened: list[Terminal] = []
+    yield opened
+    for terminal in opened:
+        terminal.close()
+
+
+def chat(terminals: list[Terminal], env: dict[str, str], workspace: Path, *flags: str) -> Terminal:
+    terminal = Terminal([sys.executable, "-m", "sidecar", "chat", *flags],
+                        env={**env, "TERM": "xterm-256color", "COLUMNS": "", "LINES": ""}, cwd=workspace)
+    terminals.append(terminal)
+    return terminal
+
+
+def prompt_ready(terminal: Terminal) -> None:
+    terminal.wait_for(r"^› ?$(?![\s\S]*\S)")  # the prompt is the last thing on the screen
+
+
+def test_a_chat_in_a_terminal(terminals: list[Terminal], sidecar_env: dict[str, str], workspace: Path,
+                              model_server: ScriptedModelServer) -> None:
+    model_server.add_turns([
+        {"content": [{"type": "text", "text": ANSWER}]},
+        {"content": [{"type": "text", "text": "Let me wait."},
+                     {"type": "tool_use", "name": "Bash", "input": {"command": "sleep 600"}}]},
+        {"content": [{"type": "text", "text": "Still **here**."}]},
+        {"content": [{"type": "text", "text": "Continued."}]},
+    ])
+    term = chat(terminals, sidecar_env, workspace)
+    # The banner: one line with the model, the folder, the mode and /help.
+    banner = term.wait_for(r"^✻ Sidecar.*$").group(0)
+    assert banner.startswith("✻ Sidecar 0.1.0 · ") and banner.endswith("/workspace · default mode · /help")
+    assert len(banner) <= 100  # one line of the 100-column terminal (a long folder is shortened: …/name)
+    prompt_ready(term)
+
+    term.type("show me")
+    term.wait_for(r"Done, all fixed\.")
+    prompt_ready(term)
+    screen = term.text()
+    assert "› show me" in screen and screen.count("show me") == 1  # the prompt is not echoed twice
+    assert "The add function was wrong. What changed:" in screen
+    assert "calc.py  a - b → a + b" in screen and "def add(a, b):" in screen  # the table, the code block
+    assert "**" not in screen and "```" not in screen and "| file |" not in screen and "# Result" not in screen
+    assert "[end_turn]" not in screen
+    assert term.bold("add") and term.bold("all")  # **bold** is bold
+
+    # Ctrl-C while a tool runs: session/cancel, the turn ends, the session goes on.
+    term.type("wait")
+    term.wait_for(r"● Bash\(sleep 600\)")
+    term.wait_for(r"ctrl\+c to interrupt")  # the working line
+    term.key("ctrl-c")
+    term.wait_for(r"Interrupted\. The session goes on")
+    prompt_ready(term)
+    term.type("again")
+    term.wait_for(r"^Still here\.$")
+    prompt_ready(term)
+    third = model_server.message_requests()[2]
+    sent = json.dumps(third.body["messages"])
+    assert "show me" in sent and "sleep 600" in sent and "again" in sent  # the same conversation
+    results = [b for m in third.body["messages"] if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result"]
+    assert [r.get("is_error") for r in results] == [True], results  # the cut-short call was answered
+
+    # A bad command is one line, and the chat goes on.
+    term.type("/mode bogus")
+    term.wait_for(r"Unknown mode 'bogus'")
+    prompt_ready(term)
+    said = [line for line in term.lines() if "bogus" in line and not line.startswith("›")]
+    assert said == ["Unknown mode 'bogus'; the modes are default, acceptEdits, plan, bypassPermissions."]
+
+    # Ctrl-C at the empty prompt: a hint, no hang; Ctrl-D: a clean exit on a new line.
+    term.key("ctrl-c")
+    term.wait_for(r"Press Ctrl-C again to quit")
+    term.key("ctrl-d")
+    assert term.wait_exit() == 0
+    out = term.output()
+    assert out.endswith("\n") and "Resume this session with: sidecar chat --resume sess_" in out
+    assert "Traceback" not in out and "Error" not in out
+
+    # --continue: the most recent session of this folder, shown again, and it goes on.
+    again = chat(terminals, sidecar_env, workspace, "--continue")
+    again.wait_for(r"^✻ Sidecar")
+    again.wait_for(r"^Resumed ")
+    again.wait_for(r"^Still here\.$")
+    prompt_ready(again)
+    assert "› show me" in again.text() and "**" not in again.text()
+    again.type("more")
+    again.wait_for(r"^Continued\.$")
+    prompt_ready(again)
+    fourth = json.dumps(model_server.message_requests()[3].body["messages"])
+    assert "show me" in fourth and "again" in fourth and "more" in fourth
+    again.key("ctrl-c")
+    again.wait_for(r"Press Ctrl-C again to quit")
+    again.key("ctrl-c")
+    assert again.wait_exit() == 0
+    assert "Traceback" not in again.output()
