@@ -252,12 +252,13 @@ class SessionCore:
 
     async def new_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         req = parse_session_params(params, load=False)
-        cwd = Path(req.cwd)
-        if not cwd.is_absolute() or not cwd.is_dir():
-            raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd}")
+        cwd = session_directory(req.cwd, "cwd")
+        if not cwd.is_dir():
+            raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd!r}")
         from sidecar.server.params import NewSessionExtras
 
-        extra = [Path(d) for d in parse(NewSessionExtras, params).additional_directories or []]
+        extra = [session_directory(d, "additionalDirectories")
+                 for d in parse(NewSessionExtras, params).additional_directories or []]
         session = Session(id=new_session_id(), cwd=cwd, channel=channel, store=self.store,
                           additional_directories=extra,
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
@@ -271,6 +272,12 @@ class SessionCore:
         from sidecar.server.content import replay_log, replay_updates
 
         req = parse_session_params(params, load=True)
+        if req.cwd:
+            session_directory(req.cwd, "cwd")
+        from sidecar.server.params import NewSessionExtras
+
+        requested = [str(session_directory(d, "additionalDirectories"))
+                     for d in parse(NewSessionExtras, params).additional_directories or []]
         saved = self.store.load(req.session_id)
         if saved is None:
             raise RpcError(RESOURCE_NOT_FOUND, f"No saved session {req.session_id}")
@@ -278,9 +285,6 @@ class SessionCore:
         if live is not None and live.prompt_task is not None and not live.prompt_task.done():
             raise agent_error("prompt_running", "That session is running a prompt; cancel it first")
         # ACP: a non-empty list is the loaded session's whole list; omitted or empty keeps the saved roots.
-        from sidecar.server.params import NewSessionExtras
-
-        requested = parse(NewSessionExtras, params).additional_directories
         session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
                           additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
@@ -558,6 +562,18 @@ def _clean_stale_temps(session: Session) -> None:
             log.warning("removed the sandbox placeholder of an interrupted command: %s", removed)
 
     asyncio.get_running_loop().run_in_executor(None, clean)
+
+
+def session_directory(raw: str, field: str) -> Path:
+    """A directory of ``session/new``/``session/load`` (``cwd``, ``additionalDirectories``): an absolute path
+    without NUL or other control characters, else -32602 naming the field (never -32603 from deep inside)."""
+    if not raw or any(ord(c) < 0x20 or ord(c) == 0x7F for c in raw):
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {field} must be an absolute path without control "
+                                       f"characters (NUL, newline …): {raw!r}")
+    path = Path(raw)
+    if not path.is_absolute():
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {field} must be an absolute path: {raw!r}")
+    return path
 
 
 # Services owned by the server, not the session: never closed with a session.

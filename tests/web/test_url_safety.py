@@ -27,6 +27,7 @@ def test_non_addresses_are_not_parsed_as_ipv4(host: str) -> None:
     ("127.0.0.1", "loopback"), ("::1", "loopback"), ("10.1.2.3", "private"), ("172.16.0.1", "private"),
     ("172.31.255.254", "private"), ("192.168.1.1", "private"), ("169.254.169.254", "cloud metadata"),
     ("169.254.10.10", "link-local"), ("fe80::1", "link-local"), ("fd00::1", "unique-local"),
+    ("fec0::1", "site-local"), ("feff:ffff::1", "site-local"),
     ("fd00:ec2::254", "cloud metadata"), ("0.0.0.0", "unspecified"), ("100.64.0.1", "private"),
     ("::ffff:127.0.0.1", "loopback (IPv4 127.0.0.1 inside IPv6)"),
     ("::ffff:10.0.0.1", "private (IPv4 10.0.0.1 inside IPv6)"),

@@ -139,8 +139,32 @@ def human_size(n: int) -> str:
     return f"{n} bytes"
 
 
+# Tags the model reads as the harness's or the conversation's own (Claude Code's reminders, turn markers,
+# tool-call markup, our system prompt's sections). In fetched content they are only text: their angle
+# brackets are escaped (``&lt;system-reminder&gt;``), so the words stay readable and nothing is lost.
+INSTRUCTION_TAGS = re.compile(
+    r"<(/?)\s*((?:antml:)?(?:system-reminder|system|instructions?|user|human|assistant|user_query|"
+    r"function_calls|function_results|invoke|parameter|tool_use|tool_result|thinking|env|memory|imported|"
+    r"command-name|command-message|command-args|local-command-stdout)\b[^<>]*)>",
+    re.IGNORECASE)
+
+
+def neutralise_tags(text: str) -> str:
+    """Fetched text with instruction-like tags escaped (``INSTRUCTION_TAGS``)."""
+    return INSTRUCTION_TAGS.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}&gt;", text)
+
+
 def convert(body: bytes, media: str, charset: str | None, url: str, truncated: bool,
             out_dir: Path) -> Converted:
+    converted = _convert(body, media, charset, url, truncated, out_dir)
+    if converted.kind != "binary":
+        converted.text = neutralise_tags(converted.text)
+        converted.title = neutralise_tags(converted.title) if converted.title else converted.title
+    return converted
+
+
+def _convert(body: bytes, media: str, charset: str | None, url: str, truncated: bool,
+             out_dir: Path) -> Converted:
     media = media or sniff(body)
     if media in HTML_TYPES:
         markdown, title = html_to_markdown(decode(body, charset, html=True), url)

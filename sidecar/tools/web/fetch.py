@@ -24,7 +24,7 @@ from sidecar.tools.context import ToolContext
 from sidecar.tools.web import llm
 from sidecar.tools.web.cache import CachedPage
 from sidecar.tools.web.client import Fetched, Redirected, fetch
-from sidecar.tools.web.convert import convert, human_size
+from sidecar.tools.web.convert import convert, human_size, neutralise_tags
 from sidecar.tools.web.services import web_services
 from sidecar.tools.web.url_safety import (
     Target,
@@ -212,7 +212,7 @@ class WebFetch(Tool[WebFetchInput]):
                 answer = await llm.extract(ctx.session, page.final_url, model_input, inp.prompt)
                 if not answer:
                     raise RuntimeError("the small model returned no text")
-                body = answer
+                body = neutralise_tags(answer)  # the small model may have copied the page's tags
                 metadata["answered_by"] = "small_model"
             except Exception as exc:  # the model client's errors, connection failures ...
                 limit = settings.fallback_markdown_chars

@@ -206,6 +206,9 @@ def classify(ip: IPAddress) -> str | None:
         return "multicast"
     if isinstance(ip, ipaddress.IPv6Address) and ip in UNIQUE_LOCAL:
         return "unique-local"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local:
+        # fec0::/10, deprecated (RFC 3879) but still routed inside some networks; Python calls it global.
+        return "site-local"
     if ip.is_private or (isinstance(ip, ipaddress.IPv4Address) and ip in SHARED_ADDRESS_SPACE):
         return "private"
     if ip.is_reserved or not ip.is_global:
