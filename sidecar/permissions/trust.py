@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 # Names of workspace-local programs taken for language servers.
 LANGUAGE_SERVER_HINTS = ("langserver", "language-server", "languageserver", "-lsp", "lsp-")
 
-Kind = Literal["workspace", "mcp"]
+Kind = Literal["workspace", "mcp", "program"]
 
 
 def trust_file() -> Path:

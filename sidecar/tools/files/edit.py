@@ -143,8 +143,6 @@ class EditTool(Tool[EditInput]):
             return await edit_buffer(ctx, path, who, inp.old_string, inp.new_string, inp.replace_all,
                                      inp.model_dump())  # into the editor's buffer, disk untouched
         refuse_if_dirty(ctx, path)
-        # The file's errors before the change, so the result can name the ones the change introduced.
-        before = await diagnostics_snapshot(ctx, path) if path.exists() else None
         ledger = ledger_of(ctx)
         raw_input = inp.model_dump()
         if not path.exists():  # old_string "" on a missing file: create it
@@ -162,7 +160,7 @@ class EditTool(Tool[EditInput]):
                 raise ToolError(f"{who} was created by someone else while your Edit was being written. "
                                 "Nothing was overwritten. Read it, then decide how to change it.") from None
             ledger.record_write(path, fingerprint_of(path, data, written), data)
-            return await with_new_diagnostics(ctx, path, before, ToolOutput(
+            return await with_new_diagnostics(ctx, path, None, ToolOutput(
                 blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
                 editor_content=landing.editor_content, metadata={"subject": str(path)}))
         data, st = read_bytes(path)
@@ -195,6 +193,9 @@ class EditTool(Tool[EditInput]):
         try:
             change.materialise()
             landing = await review(ctx, self.name, path, change.text, change.new_text, raw_input)
+            # The file's errors before the change (so the result names the new ones): only once approved,
+            # since asking a language server can run programs (docs/lsp.md "What a repository can run").
+            before = await diagnostics_snapshot(ctx, path)
         except BaseException:
             if early is not None:
                 await early.discard()
@@ -260,7 +261,6 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
         return ToolOutput(blocks=[TextBlock(f"Created {who}." + not_saved_note(path, who, landing.final_text)
                                             + _extra(landing.summary))],
                           editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
-    before = await diagnostics_snapshot(ctx, path) if diagnose else None
     text = await read_from_client(ctx, path, who)
     stale = client_staleness(ctx, path, who, text)
     try:
@@ -282,6 +282,7 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
         outside = _outside_note(who, rebased.shown, change.enc)
     change.materialise()
     landing = await review(ctx, "Edit", path, change.text, change.new_text, raw_input)
+    before = await diagnostics_snapshot(ctx, path) if diagnose else None  # only once approved
     await require_unchanged_during_review(ctx, path, who, text, "Edit")
     await write_to_client(ctx, path, who, landing.final_text, text)
     head = f"The file {who} has been updated"

@@ -88,8 +88,6 @@ class WriteTool(Tool[WriteInput]):
             return await _write_in_editor(ctx, path, who, inp)
         await refuse_disk_write_over_unsaved(ctx, path, who, "Write")
         refuse_if_dirty(ctx, path)
-        # The file's errors before the change, so the result can name the ones the change introduced.
-        before = await diagnostics_snapshot(ctx, path) if path.exists() else None
         ledger = ledger_of(ctx)
         raw_input = inp.model_dump()
         if not path.exists():
@@ -106,7 +104,7 @@ class WriteTool(Tool[WriteInput]):
             ledger.record_write(path, fingerprint_of(path, data, written), data)
             lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
             text = f"File created successfully at: {path} ({lines} lines)."
-            return await with_new_diagnostics(ctx, path, before, ToolOutput(
+            return await with_new_diagnostics(ctx, path, None, ToolOutput(
                 blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
                 editor_content=landing.editor_content, metadata={"subject": str(path)}))
         data, st = read_bytes(path)
@@ -117,6 +115,9 @@ class WriteTool(Tool[WriteInput]):
             old_text, enc = None, Encoding("utf-8")
         new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
         landing = await review(ctx, self.name, path, old_text, new_text, raw_input)
+        # The file's errors before the change (so the result names the new ones): only once approved,
+        # since asking a language server can run programs (docs/lsp.md "What a repository can run").
+        before = await diagnostics_snapshot(ctx, path)
         if not still_unchanged(path, st):
             raise ToolError(f"{who} was modified since read (it changed while this Write was being prepared). "
                             "Nothing was written. Read it again, then redo the change.")
@@ -149,7 +150,6 @@ async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInp
                                             + not_saved_note(path, who, landing.final_text)
                                             + (f"\n\n{landing.summary}" if landing.summary else ""))],
                           editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
-    before = await diagnostics_snapshot(ctx, path) if diagnose else None
     old_text = await read_from_client(ctx, path, who)
     stale = client_staleness(ctx, path, who, old_text)
     if stale is not None:
@@ -157,6 +157,7 @@ async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInp
     enc = Encoding("utf-8", crlf=is_crlf(old_text))
     new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
     landing = await review(ctx, "Write", path, old_text, new_text, raw_input)
+    before = await diagnostics_snapshot(ctx, path) if diagnose else None  # only once approved
     await require_unchanged_during_review(ctx, path, who, old_text, "Write")
     await write_to_client(ctx, path, who, landing.final_text, old_text)
     d = make_diff(old_text, landing.final_text, who)

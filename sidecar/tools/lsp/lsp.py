@@ -172,6 +172,8 @@ class LSPTool(Tool[LSPInput]):
 
         if op == "hover":
             text = view.hover(result, inp)
+            if view.results:
+                text = await view.hover_provenance(text, inp, backend, params, _library_dirs(ctx, target.path))
         elif op == "documentSymbol":
             text = view.document_symbols(_as_list(result))
         elif op == "workspaceSymbol":
@@ -211,6 +213,16 @@ def _editor_backend(ctx: ToolContext) -> Backend:
                             "Grep/Read.") from exc
         return answer.get("result") if isinstance(answer, dict) else None
     return ask
+
+
+def _library_dirs(ctx: ToolContext, path: Path) -> tuple[Path, ...]:
+    """Folders of the headless server's own toolchain (pinned interpreter's prefix, bundled stubs)."""
+    if ctx.session.has_client_capability("lspQuery") or "lsp" not in ctx.session.services:
+        return ()
+    from sidecar.tools.lsp.servers import language_servers  # lazy: see the note at the top
+
+    server = language_servers(ctx.session).running(path)
+    return server.launch.library_dirs if server is not None else ()
 
 
 def _headless_backend(ctx: ToolContext, path: Path) -> Backend:
@@ -397,6 +409,56 @@ class ResultView:
             start = rng.get("start") or {}
             hits.append(_Hit(path, int(start.get("line", 0)), int(start.get("character", 0))))
         return hits
+
+    # ---- where a hover's text comes from ----------------------------------------------------------
+    async def hover_provenance(self, text: str, inp: LSPInput, backend: Backend, params: dict[str, Any],
+                               library: tuple[Path, ...]) -> str:
+        """``text`` when every file the hovered symbol is defined in may be read, else a note.
+
+        The hover shows the definition's signature, docstring and (for constants) its value, so it is
+        held to what Read allows: a definition in a Read-denied file, or outside the roots and not the
+        language toolchain's own library, hides the hover. So does a string ``Literal[...]`` value that
+        none of the readable files involved spells (a value passed along from a file the model may not
+        read: ``X: Final = secret.TOKEN``)."""
+        try:
+            definitions = _as_list(await backend("goToDefinition", params))
+        except ToolError:
+            definitions = []
+        hidden = 0
+        corpus = ["\n".join(self.target_lines)]
+        for loc in definitions:
+            if not isinstance(loc, dict):
+                continue
+            path = _uri_to_path(str(loc.get("uri") or loc.get("targetUri") or ""))
+            if path is None or path == self.target:
+                continue
+            if not self._readable_source(path, library):
+                hidden += 1
+                continue
+            lines = self.lines_of(path)
+            if lines is not None:
+                corpus.append("\n".join(lines))
+        unseen = [v for v in _literal_strings(text) if not any(v in c for c in corpus)]
+        if not hidden and not unseen:
+            return text
+        self.results = 0
+        self.dropped_outside += hidden or 1
+        word = _word_at(self.target_lines, inp.line, inp.character)
+        what = f"`{word}` at {self.here(inp)}" if word else self.here(inp)
+        why = ("it is defined in a file outside the workspace or denied by a Read rule" if hidden else
+               "it shows a value that comes from a file outside the workspace or denied by a Read rule")
+        return (f"The hover for {what} is not shown: {why}, which Read would not show either. "
+                "Use goToDefinition or Read on files in the workspace instead.")
+
+    def _readable_source(self, path: Path, library: tuple[Path, ...]) -> bool:
+        decision = self.ctx.permissions.decide(PermissionRequest(
+            tool_name="LSP", access="read", title=f"LSP hover source {path}", raw_input={"file_path": str(path)},
+            paths=[path], read_only=True))
+        if decision.verdict == "allow":
+            return True
+        if decision.verdict == "deny" or self.ctx.session.within_roots(path):
+            return False
+        return _is_library(path, library)
 
     # ---- rendering helpers ----------------------------------------------------------------------
     def lines_of(self, path: Path) -> list[str] | None:
@@ -595,6 +657,36 @@ class ResultView:
             return None
         start = (item.get("selectionRange") or item.get("range") or {}).get("start") or {}
         return _Hit(path, int(start.get("line", 0)), int(start.get("character", 0)), _symbol_label(item))
+
+
+# Folder names of installed libraries and stubs outside the workspace (the toolchain's own code, not the
+# user's files): a hover on a symbol defined there is shown.
+LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "typeshed", "typeshed-fallback"})
+_LITERAL = re.compile(r"Literal\[([^\]]*)\]")
+_QUOTED = re.compile(r"b?'((?:\\.|[^'\\])*)'|b?\"((?:\\.|[^\"\\])*)\"")
+
+
+def _is_library(path: Path, library: tuple[Path, ...]) -> bool:
+    if any(path.is_relative_to(d) for d in library):
+        return True
+    parts = path.parts
+    if LIBRARY_PARTS.intersection(parts):
+        return True
+    for i in range(len(parts) - 2):
+        if parts[i] == "node_modules" and (parts[i + 1] == "@types" or parts[i + 1:i + 3] == ("typescript", "lib")):
+            return True
+    return False
+
+
+def _literal_strings(text: str) -> list[str]:
+    """The string values of the ``Literal[...]`` types in a hover (``Literal['a', "b"]`` → a, b)."""
+    out: list[str] = []
+    for m in _LITERAL.finditer(text):
+        for q in _QUOTED.finditer(m.group(1)):
+            value = q.group(1) if q.group(1) is not None else q.group(2)
+            if value:
+                out.append(value.replace("\\'", "'").replace('\\"', '"'))
+    return out
 
 
 def _dedupe(hits: list[_Hit]) -> list[_Hit]:

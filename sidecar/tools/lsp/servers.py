@@ -37,6 +37,7 @@ from sidecar.errors import ToolError
 from sidecar.permissions.gate import child_env
 from sidecar.permissions.trust import workspace_trusted
 from sidecar.secrets import scrubbed_env
+from sidecar.tools.lsp.pinning import CONFIG_NAMES, Launch, plan_launch
 
 if TYPE_CHECKING:
     import cattrs
@@ -205,7 +206,7 @@ def _json_converter() -> cattrs.Converter:
 
 CLIENT_CAPABILITIES: dict[str, Any] = {
     "general": {"positionEncodings": ["utf-16"]},
-    "workspace": {"configuration": False, "workspaceFolders": True, "symbol": {"dynamicRegistration": False},
+    "workspace": {"configuration": True, "workspaceFolders": True, "symbol": {"dynamicRegistration": False},
                   "didChangeWatchedFiles": {"dynamicRegistration": False}},
     "textDocument": {
         "synchronization": {"dynamicRegistration": False, "didSave": False},
@@ -260,10 +261,13 @@ class PublishedDiagnostics:
 class ManagedServer:
     """One running language server process and the documents it has open."""
 
-    def __init__(self, spec: ServerSpec, command: list[str], root: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, spec: ServerSpec, command: list[str], root: Path, env: dict[str, str] | None = None,
+                 launch: Launch | None = None) -> None:
         self.spec = spec
-        # The server's environment: without the sidecar's secrets (``sidecar.secrets.scrubbed_env``).
-        self.env = env if env is not None else scrubbed_env()
+        # What the server is told and may run (pinning.py); its environment without the sidecar's secrets.
+        self.launch = launch or Launch(init_options=spec.initialization_options,
+                                       env=env if env is not None else scrubbed_env())
+        self.env = self.launch.env
         self.command = command
         self.root = root
         self.client = LanguageClient("sidecar", "0.1.0", protocol_cls=_JsonProtocol,
@@ -308,7 +312,7 @@ class ManagedServer:
             "rootPath": str(self.root),
             "workspaceFolders": [{"uri": self.root.as_uri(), "name": self.root.name}],
             "capabilities": CLIENT_CAPABILITIES,
-            "initializationOptions": self.spec.initialization_options or {},
+            "initializationOptions": self.launch.init_options or {},
         }, time_limit=INITIALIZE_TIMEOUT)
         self.capabilities = (result or {}).get("capabilities") or {}
         self.notify("initialized", {})
@@ -331,6 +335,7 @@ class ManagedServer:
                 await asyncio.wait_for(process.wait(), SHUTDOWN_GRACE)
         self.client._stop_event.set()
         self._watch_stop.set()
+        self.launch.close()
         tasks = [t for t in [*self.client._async_tasks, self._stderr_task, self._watch_task] if t is not None]
         for task in tasks:
             task.cancel()
@@ -363,6 +368,11 @@ class ManagedServer:
                                                    debounce=400, stop_event=self._watch_stop):
                 events = [{"uri": Path(p).as_uri(), "type": _CHANGE_TYPES[c]} for c, p in sorted(changes)
                           if Path(p).as_uri() not in self.documents]
+                copy = self.launch.config_copy
+                if copy is not None and any(Path(p).parent == self.root and Path(p).name in CONFIG_NAMES
+                                            for _, p in changes):
+                    copy.write()  # the project's config changed: the server reads the cleaned copy
+                    events.append({"uri": copy.path.as_uri(), "type": 2})
                 if events and self.alive:
                     self.notify("workspace/didChangeWatchedFiles", {"changes": events})
                     self.watched_changes += len(events)
@@ -422,7 +432,10 @@ class ManagedServer:
                 self._diag_changed.notify_all()
 
         def configuration(params: dict[str, Any]) -> list[Any]:
-            return [None for _ in params.get("items") or []]
+            # The pinned interpreter and the cleaned config (pinning.py); null for everything else.
+            settings = self.launch.settings
+            return [settings.get(str(item.get("section") or "")) if isinstance(item, dict) else None
+                    for item in params.get("items") or []]
 
         def folders(params: Any) -> list[dict[str, str]]:
             return [{"uri": self.root.as_uri(), "name": self.root.name}]
@@ -543,9 +556,9 @@ class LanguageServers:
         self.session = session
         # The repository's servers (lspServers, node_modules/.bin) only in a trusted workspace.
         self.trusted = workspace_trusted(session)
+        self._own_table = table is None
         self.table = table if table is not None else load_server_table(session.cwd, trusted=self.trusted)
-        trusted = self.trusted
-        self._finder = finder or (lambda spec, cwd: find_command(spec, cwd, trusted))
+        self._finder = finder or (lambda spec, cwd: find_command(spec, cwd, self.trusted))
         self._servers: dict[str, ManagedServer] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._restarts: dict[str, list[float]] = {}
@@ -567,6 +580,7 @@ class LanguageServers:
         """The live server for ``path``'s language, starting (or restarting) it when needed."""
         if self._closed:
             raise ToolError("This session is closing; its language servers are shut down.")
+        await self._follow_trust()
         spec = self.spec_for(path)
         if spec is None:
             known = ", ".join(sorted({e for s in self.table for e in s.extensions}))
@@ -593,7 +607,9 @@ class LanguageServers:
                                 f"{where}the sidecar's environment and PATH. "
                                 f"Install one with {spec.install_hint or 'your package manager'}, "
                                 f"or use Grep/Read instead.{untrusted}")
-            server = ManagedServer(spec, command, self.root, env=child_env(self.session))
+            launch = await plan_launch(self.session, spec.language, command, spec.initialization_options,
+                                       child_env(self.session), self.trusted)
+            server = ManagedServer(spec, command, self.root, launch=launch)
             self._servers[spec.language] = server
             try:
                 await server.start()
@@ -603,6 +619,19 @@ class LanguageServers:
                 raise ToolError(f"Could not start the {spec.language} language server `{' '.join(command)}`: "
                                 f"{exc} ({server.describe_exit()}). Use Grep/Read instead.") from exc
             return server
+
+    async def _follow_trust(self) -> None:
+        """Servers started before the workspace was trusted (pinned, cleaned config) are restarted once it
+        is, and the other way round, so each runs with what the current trust allows."""
+        now = workspace_trusted(self.session)
+        if now == self.trusted:
+            return
+        self.trusted = now
+        if self._own_table:
+            self.table = load_server_table(self.session.cwd, trusted=now)
+        servers = list(self._servers.values())
+        self._servers.clear()
+        await asyncio.gather(*(s.close() for s in servers), return_exceptions=True)
 
     def _note_restart(self, language: str, server: ManagedServer) -> None:
         now = asyncio.get_running_loop().time()

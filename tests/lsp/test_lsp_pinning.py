@@ -1,0 +1,78 @@
+"""pinning.py's pieces on their own: the server's environment before trust, the cleaned pyright config."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sidecar.tools.lsp.pinning import CleanConfig, clean_env
+from tests.lsp.conftest import isolated_home, make_session
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in isolated_home(tmp_path).items():
+        monkeypatch.setenv(key, value)
+
+
+def test_search_paths_the_repository_controls_leave_the_environment(tmp_path: Path) -> None:
+    ws = (tmp_path / "ws").resolve()
+    (ws / "bin").mkdir(parents=True)
+    session = make_session(ws, tmp_path / "store")
+    env = {"PATH": os.pathsep.join([str(ws / "bin"), ".", "", "/usr/bin", "node_modules/.bin", "/bin"]),
+           "PYTHONPATH": str(ws), "NODE_PATH": "/opt/node", "VIRTUAL_ENV": str(ws / ".venv"),
+           "CONDA_PREFIX": "/opt/conda", "HOME": "/home/u"}
+    assert clean_env(env, session) == {"PATH": "/usr/bin:/bin", "NODE_PATH": "/opt/node", "CONDA_PREFIX": "/opt/conda",
+                                       "HOME": "/home/u"}
+
+
+def test_the_cleaned_config_keeps_paths_inside_and_drops_those_outside(tmp_path: Path) -> None:
+    ws = (tmp_path / "ws").resolve()
+    (ws / "lib").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / "escape").symlink_to(outside)  # inside by name, outside where it leads
+    (ws / "pyrightconfig.json").write_text("""{
+      // JSON with comments, as pyright reads it
+      "extraPaths": ["lib", "../outside", "escape", "/etc"],
+      "extends": "../outside/base.json",
+      "venvPath": "..", "venv": "outside",
+      "include": ["src", "/home/*/secrets"],
+      "typeCheckingMode": "strict",
+      "executionEnvironments": [{"root": "lib", "extraPaths": ["/etc"]}, {"root": "/"}],
+    }""")
+    session = make_session(ws, tmp_path / "store")
+    copy = CleanConfig.for_project(session)
+    assert copy is not None
+    try:
+        written = json.loads(copy.path.read_text())
+        assert written == {
+            "extraPaths": [str(ws / "lib")],
+            "include": [str(ws / "src")],
+            "typeCheckingMode": "strict",
+            "executionEnvironments": [{"root": str(ws / "lib"), "extraPaths": []}, {"root": str(ws)}],
+            "exclude": [f"{ws}/**/node_modules", f"{ws}/**/__pycache__", f"{ws}/**/.*"],
+            "stubPath": str(ws / "typings"),
+        }
+        assert "ignored the project config's extends '../outside/base.json' (not read before trust)" in copy.notes
+        assert "ignored the project config's extraPaths 'escape': outside the workspace" in copy.notes
+        assert not copy.path.is_relative_to(ws)
+    finally:
+        copy.remove()
+    assert not copy.dir.exists()
+
+
+def test_a_config_that_cannot_be_parsed_is_ignored_whole(tmp_path: Path) -> None:
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    (ws / "pyrightconfig.json").write_text('{"extraPaths": ["/etc"')
+    copy = CleanConfig.for_project(make_session(ws, tmp_path / "store"))
+    assert copy is not None
+    try:
+        assert json.loads(copy.path.read_text())["include"] == [str(ws)]
+        assert "extraPaths" not in json.loads(copy.path.read_text())
+    finally:
+        copy.remove()
