@@ -60,3 +60,23 @@ async def test_editing_a_file_no_server_covers_adds_nothing(tmp_path: Path) -> N
         assert "lsp" not in agent.session.services or language_servers(agent.session).running(notes) is None
     finally:
         await agent.close()
+
+
+async def test_a_diagnostic_does_not_show_the_value_of_a_file_read_may_not_show(tmp_path: Path) -> None:
+    root = (tmp_path / "ws").resolve()
+    (root / ".claude").mkdir(parents=True)
+    (root / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Read(./denied.py)"]}}')
+    (root / "denied.py").write_text("from typing import Final\nKEY: Final = 'CANARY-DIAG-5d1'\n")
+    main = root / "main.py"
+    main.write_text("from denied import KEY\n\nx = 1\nprint(KEY, x)\n")
+    agent = Agent(root, tmp_path, mode="acceptEdits")
+    try:
+        await agent.call("Read", file_path=str(main))
+        text, is_error, _ = await agent.call("Edit", file_path=str(main), old_string="x = 1",
+                                             new_string="x: int = KEY")
+        assert not is_error
+        assert "main.py:3:10: error: Type \"Literal['…']\" is not assignable to declared type \"int\"" in text
+        assert "CANARY-DIAG" not in text
+    finally:
+        await language_servers(agent.session).close()
+        await agent.close()

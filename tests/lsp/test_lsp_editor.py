@@ -128,3 +128,32 @@ async def test_diagnostics_from_the_editor(tmp_path: Path) -> None:
                     "  shapes/square.py:9:16: error: Type \"Literal['side']\" is not assignable to "
                     "return type "
                     "\"float\" (Pylance reportReturnType)\n</new-diagnostics>")
+
+
+async def test_a_hover_through_the_editor_is_shown_only_when_its_definition_may_be_read(tmp_path: Path) -> None:
+    lsp = copy_fixtures(tmp_path)
+    root = lsp / "py_project"
+    main = root / "app/main.py"
+    outside = lsp / "outside_lib/extlib.py"
+    stdlib = tmp_path / "usr/lib/python3.11/site-packages/mod.py"  # a library outside the roots
+    answers: dict[str, list[dict[str, Any]]] = {}
+
+    async def lsp_query(params: dict[str, Any]) -> dict[str, Any]:
+        if params["operation"] == "hover":
+            return {"result": {"contents": {"kind": "markdown", "value": "helper: Literal['outside the workspace']"}}}
+        assert params["operation"] == "goToDefinition" and params["position"] == {"line": 10, "character": 47}
+        return {"result": answers["definition"]}
+
+    channel = EditorChannel({"lspQuery": True}, {"_sidecar/lsp_query": lsp_query})
+    session = make_session(root, tmp_path / "store", channel)
+    answers["definition"] = [loc(outside, 0, 4)]
+    text = await run_lsp(session, "hover", main, 11, 48)
+    assert text == ("The hover for `helper` at app/main.py:11:48 is not shown: it is defined in a file outside the "
+                    "workspace or denied by a Read rule, which Read would not show either. Use goToDefinition or "
+                    "Read on files in the workspace instead.\n\n"
+                    "1 result outside the workspace or denied by a Read rule was not shown.")
+    stdlib.parent.mkdir(parents=True)
+    stdlib.write_text("def helper() -> str:\n    return 'outside the workspace'\n")
+    answers["definition"] = [loc(stdlib, 0, 4)]
+    text = await run_lsp(session, "hover", main, 11, 48)
+    assert text == "Hover at app/main.py:11:48:\n\nhelper: Literal['outside the workspace']"

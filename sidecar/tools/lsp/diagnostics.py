@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 from sidecar.errors import ToolError
 from sidecar.tools.base import TextBlock, ToolOutput
 from sidecar.tools.context import ToolContext
+from sidecar.tools.lsp.lsp import redact_literals
 from sidecar.workspace.paths import display_path
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,13 @@ async def diagnostics_after_edit(ctx: ToolContext, path: Path | str, before: Dia
     n = len(new)
     head = (f"The edit introduced {n} new error{'s' if n != 1 else ''} in {shown}:" if before is not None
             else f"{shown} has {n} error{'s' if n != 1 else ''} after the edit:")
-    rows = [format_diagnostic(shown, d) for d in new[:MAX_SHOWN]]
+    # A message can show a value from another file (`Type "Literal['…']" is not assignable`), one the model
+    # may not Read: string values this file does not spell are shown as … (docs/lsp.md).
+    try:
+        known = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        known = ""
+    rows = [redact_literals(format_diagnostic(shown, d), known) for d in new[:MAX_SHOWN]]
     if n > MAX_SHOWN:
         rows.append(f"… and {n - MAX_SHOWN} more")
     return "\n\n<new-diagnostics>\n" + head + "\n" + "\n".join(rows) + "\n</new-diagnostics>"

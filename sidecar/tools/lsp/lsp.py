@@ -689,6 +689,20 @@ def _literal_strings(text: str) -> list[str]:
     return out
 
 
+def redact_literals(text: str, known: str) -> str:
+    """``text`` with each string ``Literal[...]`` value that ``known`` does not spell shown as ``…``
+    (diagnostics after an edit: the value may come from a file the model may not read)."""
+    def literal(m: re.Match[str]) -> str:
+        def value(q: re.Match[str]) -> str:
+            group = 1 if q.group(1) is not None else 2
+            plain = q.group(group).replace("\\'", "'").replace('\\"', '"')
+            if not plain or plain in known:
+                return q.group(0)
+            return q.string[q.start():q.start(group)] + "…" + q.string[q.end(group):q.end()]
+        return "Literal[" + _QUOTED.sub(value, m.group(1)) + "]"
+    return _LITERAL.sub(literal, text)
+
+
 def _dedupe(hits: list[_Hit]) -> list[_Hit]:
     seen: set[tuple[Path, int, int]] = set()
     out: list[_Hit] = []
