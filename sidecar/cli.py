@@ -1,4 +1,4 @@
-"""The ``sidecar`` command: serve (LSP or ACP), chat, demo, check-command."""
+"""The ``sidecar`` command: serve (LSP or ACP), chat, demo, login/logout, check-command."""
 
 from __future__ import annotations
 
@@ -45,6 +45,43 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+def cmd_login(args: argparse.Namespace) -> int:
+    """Save an API key in the OS keychain (``keyring``), where the agent finds it when the environment
+    has none: read without echo from a terminal, or one line from stdin (``… | sidecar login``)."""
+    import getpass
+
+    from sidecar.model.credentials import KeychainError, save_key
+
+    try:
+        key = getpass.getpass("Anthropic API key (input hidden): ") if sys.stdin.isatty() else sys.stdin.readline()
+    except (EOFError, KeyboardInterrupt):
+        key = ""
+    key = key.strip()
+    if not key or any(c.isspace() for c in key):
+        print("sidecar login: no key given (one line, no spaces); nothing saved.", file=sys.stderr)
+        return 2
+    try:
+        backend = save_key(key)
+    except KeychainError as exc:
+        print(f"sidecar login: {exc}", file=sys.stderr)
+        return 1
+    print(f"Saved the API key in the OS keychain ({backend}). The agent uses it when ANTHROPIC_API_KEY is not set;"
+          " `sidecar logout` removes it.")
+    return 0
+
+
+def cmd_logout(args: argparse.Namespace) -> int:
+    from sidecar.model.credentials import KeychainError, delete_key
+
+    try:
+        removed = delete_key()
+    except KeychainError as exc:
+        print(f"sidecar logout: {exc}", file=sys.stderr)
+        return 1
+    print("Removed the API key from the OS keychain." if removed else "No API key was saved in the OS keychain.")
+    return 0
+
+
 def cmd_check_command(argv: list[str]) -> int:
     from sidecar.tools.bash.check_command import main as check_main
 
@@ -83,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--offline", action="store_true", help="use the scripted model even with a key")
         p.add_argument("prompt", nargs="?", default=None, help="send this prompt and exit when the turn ends")
         p.set_defaults(func=func)
+
+    login = sub.add_parser("login", help="save an Anthropic API key in the OS keychain (read without echo, or "
+                           "one line from stdin)")
+    login.set_defaults(func=cmd_login)
+    logout = sub.add_parser("logout", help="remove the key `sidecar login` saved")
+    logout.set_defaults(func=cmd_logout)
 
     # check-command parses its own flags (it is also used as a filter: `-` reads commands from stdin).
     sub.add_parser("check-command", help="explain a shell command's class and permission decision",

@@ -505,10 +505,13 @@ def server_env() -> dict[str, str]:
 def run_chat(args: argparse.Namespace) -> int:
     if getattr(args, "demo", False):
         return run_demo(args)
-    if not have_credentials() and not os.environ.get("ANTHROPIC_BASE_URL"):
+    from sidecar.model.credentials import keychain_key
+
+    if not have_credentials() and not os.environ.get("ANTHROPIC_BASE_URL") and not keychain_key():
         Console(stderr=True).print(
-            "No model configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or ANTHROPIC_BASE_URL for an "
-            "Anthropic-compatible endpoint), or run `sidecar demo` for the offline demo.", style="red")
+            "No model configured: run `sidecar login` to keep an API key in the OS keychain, or set "
+            "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or ANTHROPIC_BASE_URL for an Anthropic-compatible "
+            "endpoint), or run `sidecar demo` for the offline demo.", style="red")
         return 2
     cwd = Path(args.cwd or os.getcwd()).resolve()
     if not cwd.is_dir():

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar.model import capabilities
 from sidecar.model.capabilities import ModelCapabilities
+from sidecar.model.credentials import Credentials, missing_key_message, refused_key_message, resolve
 from sidecar.model.settings import ModelSettings
-from sidecar.secrets import redact, secret
+from sidecar.secrets import redact
 
 if TYPE_CHECKING:
     import anthropic
@@ -43,12 +44,14 @@ class ModelError(Exception):
 
     ``status`` is the HTTP status (None when no answer came), ``error_type`` the provider's error type
     (``overloaded_error``, ``authentication_error``, …) or the connection failure's kind
-    (``connection_error``, ``timeout``), ``detail`` the provider's own message.
+    (``connection_error``, ``timeout``; ``auth_missing`` when no key was there to send), ``detail`` the
+    provider's own message, ``key_source`` where a refused key came from (``sidecar.model.credentials``).
     """
 
     def __init__(self, message: str, *, status: int | None = None, error_type: str | None = None,
-                 detail: str = "", attempts: int = 1) -> None:
+                 detail: str = "", attempts: int = 1, key_source: str | None = None) -> None:
         super().__init__(message)
+        self.key_source = key_source
         self.status = status
         self.error_type = error_type
         self.detail = detail
@@ -90,12 +93,14 @@ class ModelReply:
     attempts: int = 1
 
 
-def make_client(settings: ModelSettings) -> anthropic.AsyncAnthropic:
+def make_client(settings: ModelSettings, credentials: Credentials | None = None) -> anthropic.AsyncAnthropic:
     import anthropic  # heavy (seconds): imported on first use, not at startup
     # A long answer may take minutes; a connection that cannot be made is known in seconds.
     kwargs: dict[str, Any] = {"max_retries": 0, "timeout": anthropic.Timeout(600.0, connect=10.0)}
-    # Passed explicitly: ``capture_secrets`` took them out of the environment the SDK would read.
-    api_key, auth_token = secret("ANTHROPIC_API_KEY"), secret("ANTHROPIC_AUTH_TOKEN")
+    # Passed explicitly: ``capture_secrets`` took them out of the environment the SDK would read, and a
+    # keychain key (``sidecar login``) was never in it.
+    creds = credentials or resolve()
+    api_key, auth_token = creds.api_key, creds.auth_token
     if api_key:
         kwargs["api_key"] = api_key
     if auth_token:
@@ -148,8 +153,12 @@ def prefetch_capabilities(settings: ModelSettings) -> None:
     """The default model's Models API lookup, from the warm-up thread (its own event loop and client):
     the first prompt then finds the answer remembered instead of waiting a round trip (and the SDK's
     first error-type build, ~0.3 s here, when the endpoint has no Models API)."""
+    creds = resolve()
+    if not creds.present and not settings.base_url:
+        return  # nothing to ask with: the first prompt says how to set a key (``check_credentials``)
+
     async def lookup() -> None:
-        sdk = make_client(settings)
+        sdk = make_client(settings, creds)
         try:
             await capabilities.fetch(sdk, settings.model, settings.endpoint)
         finally:
@@ -224,9 +233,14 @@ def _what_to_check(status: int | None, error_type: str, base_url: str | None) ->
     return f"The provider at {endpoint} is failing; retry later, or check its status page."
 
 
-def model_error(exc: BaseException, attempts: int, base_url: str | None) -> ModelError:
-    """The final failure as one readable message: what happened, after how many attempts, what to check."""
+def model_error(exc: BaseException, attempts: int, base_url: str | None, key_source: str | None = None) -> ModelError:
+    """The final failure as one readable message: what happened, after how many attempts, what to check.
+    A refused key (401, ``authentication_error``) names the endpoint and which key it refused."""
     status, error_type, detail = _failure(exc)
+    if status == 401 or error_type == "authentication_error":
+        endpoint = base_url or "https://api.anthropic.com"
+        return ModelError(refused_key_message(endpoint, key_source, status, detail), status=status,
+                          error_type="authentication_error", detail=detail, attempts=attempts, key_source=key_source)
     if status is not None:
         head = f"The model API answered HTTP {status} ({error_type}): {detail}"
     elif error_type == "client_error":
@@ -249,6 +263,7 @@ class ModelClient:
     def __init__(self, settings: ModelSettings, *, shared: ModelClient | None = None) -> None:
         self.settings = settings
         self._client: anthropic.AsyncAnthropic | None = None
+        self._credentials = Credentials()  # what ``_client`` was made with
         self._lock = threading.Lock()
         # The server-wide client whose connections this one uses (see ``for_session``).
         self._shared = shared
@@ -264,8 +279,24 @@ class ModelClient:
             return self._shared.client
         with self._lock:  # the warm-up thread may be creating it
             if self._client is None:
-                self._client = make_client(self.settings)
+                self._credentials = resolve()
+                self._client = make_client(self.settings, self._credentials)
             return self._client
+
+    def check_credentials(self) -> Credentials:
+        """The credentials requests go out with; a ``ModelError`` (``auth_missing``) when there are none and
+        no custom endpoint (``ANTHROPIC_BASE_URL``, which may want no key). A key saved with ``sidecar
+        login`` after the client was made is picked up here (the client is made again with it)."""
+        root = self._shared or self
+        root.client  # noqa: B018  # made (and its credentials resolved) if it was not yet
+        if root._credentials.present or self.settings.base_url:
+            return root._credentials
+        fresh = resolve()
+        if not fresh.present:
+            raise ModelError(missing_key_message(self.settings.endpoint), error_type="auth_missing")
+        with root._lock:
+            root._client, root._credentials = make_client(root.settings, fresh), fresh
+        return fresh
 
     async def ensure_capabilities(self, model: str | None = None) -> ModelCapabilities:
         """The model's capabilities from the Models API (asked once per endpoint and model), else the table."""
@@ -278,6 +309,7 @@ class ModelClient:
         text is passed on only beyond what was already sent.
         """
         cb = callbacks or StreamCallbacks()
+        key_source = self.check_credentials().source
         shown_text = 0  # characters of text already passed on (across attempts)
         attempt = 0
         while True:
@@ -309,7 +341,7 @@ class ModelClient:
             except Exception as exc:
                 retry, after = _retryable(exc)
                 if not retry or attempt > self.settings.max_retries:
-                    raise model_error(exc, attempt, self.settings.base_url) from None
+                    raise model_error(exc, attempt, self.settings.base_url, key_source) from None
                 if after is not None:  # the server said when: honour it (within reason)
                     delay = min(after, MAX_RETRY_AFTER_S)
                 else:
@@ -329,6 +361,7 @@ class ModelClient:
         return await self.stream(params)
 
     async def count_tokens(self, params: dict[str, Any]) -> int:
+        self.check_credentials()
         keep = {k: v for k, v in params.items() if k in ("model", "system", "messages", "tools")}
         result = await self.client.messages.count_tokens(**keep)
         return int(result.input_tokens)

@@ -28,6 +28,7 @@ from sidecar.model.client import ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
 from sidecar.model.settings import ModelSettings
 from sidecar.secrets import capture_secrets
+from sidecar.server.auth import AUTH_METHODS, auth_rpc_error, authenticate
 from sidecar.server.plain_params import (
     parse,
     parse_config_option_params,
@@ -114,6 +115,7 @@ class SessionCore:
         self.after_prompt: list[AfterPrompt] = []
         self.methods: dict[str, Handler] = {
             "initialize": self.initialize,
+            "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/load": self.load_session,
             "session/list": self.list_sessions,
@@ -191,8 +193,12 @@ class SessionCore:
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": self.agent_capabilities(),
             "agentInfo": {"name": DISTRIBUTION, "title": "Sidecar", "version": version()},
-            "authMethods": [],
+            "authMethods": AUTH_METHODS,
         }
+
+    async def authenticate(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        """ACP ``authenticate``: ``sidecar.server.auth`` (the keychain or the environment's key)."""
+        return authenticate(params, self.model_settings)
 
     def _modes(self, session: Session) -> dict[str, Any]:
         return {"currentModeId": session.mode, "availableModes": MODE_INFO}
@@ -400,6 +406,9 @@ class SessionCore:
                 await asyncio.gather(task, return_exceptions=True)
             return {"stopReason": "cancelled"}
         except ModelError as exc:
+            auth = auth_rpc_error(exc, session.services["model"].settings)
+            if auth is not None:  # no key, or a refused one: -32000, what to do in the message
+                raise auth from None
             # Retrying helps after an overload, a rate limit or no answer; a refused request fails again.
             retryable = exc.status is None or exc.status == 429 or exc.status >= 500
             error = agent_error("model_unavailable", str(exc), retryable=retryable, status=exc.status)

@@ -27,7 +27,7 @@ async def test_acp_and_lsp_initialize_name_the_distribution(sidecar_env: dict[st
     results = {}
     for framing in ("acp", "lsp"):
         process = SidecarProcess(framing=framing, env=sidecar_env, cwd=str(REPO),
-                                 stderr=open(tmp_path / f"{framing}.stderr", "wb"),  # type: ignore[arg-type]
+                                 stderr=open(tmp_path / f"{framing}.stderr", "wb"),
                                  argv=[sys.executable, "-m", "sidecar", "serve", *(["--acp"] * (framing == "acp"))])
         await process.start()
         try:

@@ -25,7 +25,7 @@ async def test_initialize_advertises_what_is_supported(sidecar_env: dict[str, st
         "mcpCapabilities": {"http": True, "sse": True},
         "sessionCapabilities": {"list": {}, "additionalDirectories": {}},
     }
-    assert result["authMethods"] == []
+    assert [m["id"] for m in result["authMethods"]] == ["keychain", "anthropic-api-key"]  # tests/install/test_auth.py
 
 
 async def test_additional_directories_on_new_list_and_load(acp_sidecar: Harness, workspace: Path, tmp_path: Path,
