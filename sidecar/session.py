@@ -30,6 +30,21 @@ MODES: tuple[Mode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions"
 UNLOGGED_UPDATES = frozenset({"available_commands_update", "config_option_update"})
 
 
+# What a title or a question never shows raw: C0/C1 controls and DEL (a newline in a file name would make
+# "Create a⏎README.md (unchanged, already approved)" look like two lines), Unicode line/paragraph
+# separators and the bidirectional overrides/isolates (text that reads differently from what it is).
+_HIDDEN_CHARS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_HIDDEN_CHARS.update({c: f"\\u{c:04x}" for c in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
+                                                   0x200E, 0x200F, 0x061C)})
+_HIDDEN_CHARS.update({0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"})
+
+
+def shown_text(text: str) -> str:
+    """``text`` with every control, separator and bidi character escaped (``\\n``, ``\\x1b``, ``\\u202e``):
+    what a title, a question or a one-line listing shows the user."""
+    return text if text.isprintable() else text.translate(_HIDDEN_CHARS)
+
+
 class ClientChannel(Protocol):
     """The way back to the editor. Implemented by each transport adapter.
 
@@ -89,11 +104,17 @@ class ClientPort:
         return sidecar_capability(self.channel, name)
 
     async def update(self, update: dict[str, Any]) -> None:
+        if isinstance(update.get("title"), str) and not update["title"].isprintable():
+            update = {**update, "title": shown_text(update["title"])}  # a tool call's title: one line
         await self.channel.notify("session/update", {"sessionId": self.session_id, "update": update})
 
     async def request_permission(self, tool_call: dict[str, Any],
                                  options: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """ACP ``session/request_permission``; the selected outcome dict, or None when cancelled/failed."""
+        """ACP ``session/request_permission``; the selected outcome dict, or None when cancelled/failed.
+        The question's title and its options' names are shown with control characters escaped."""
+        if isinstance(tool_call.get("title"), str):
+            tool_call = {**tool_call, "title": shown_text(tool_call["title"])}
+        options = [{**o, "name": shown_text(o["name"])} if isinstance(o.get("name"), str) else o for o in options]
         params = {"sessionId": self.session_id, "toolCall": tool_call, "options": options}
         own = getattr(self.channel, "request_permission", None)
         try:
@@ -229,7 +250,7 @@ class ClientPort:
             return
         try:
             await self.channel.notify("_sidecar/notify", {"sessionId": self.session_id, "kind": kind,
-                                                          "message": message, "title": title})
+                                                          "message": message, "title": shown_text(title)})
         except Exception:
             log.debug("notify failed", exc_info=True)
 

@@ -39,6 +39,7 @@ from sidecar.permissions.settings import (
     read_settings_file,
     workspace_scope,
 )
+from sidecar.session import shown_text
 from sidecar.store import data_dir
 
 if TYPE_CHECKING:
@@ -232,7 +233,7 @@ class WorkspaceTrust:
         lines += [f"language server in the workspace: {p.relative_to(self.cwd)}"
                   for p in local_language_servers(self.cwd)]
         lines += [f"memory import from outside the workspace: {t}" for t in self.outside_imports()]
-        return lines
+        return [shown_text(line) for line in lines]  # one line each, whatever the names hold
 
     def outside_imports(self) -> list[Path]:
         """Files outside the roots the workspace's memory would read: a memory file that is a link to one

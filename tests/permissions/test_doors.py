@@ -309,3 +309,31 @@ async def test_protected_names_ask_in_accept_edits_whatever_their_case(
     assert not results[-1].get("is_error") and (workspace / "plain.txt").exists()  # acceptEdits still applies
     asked = [p["toolCall"]["rawInput"]["file_path"] for p in harness.permission_requests]
     assert asked == [str(workspace / n) for n in PROTECTED_SPELLINGS]
+
+
+# ---- control characters are escaped in every title and question ----------------------------------
+
+async def test_a_newline_in_a_file_name_never_reaches_a_title_raw(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    name = "notes.txt\nREADME.md (unchanged, already approved)\u202e"
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    try:
+        session = (await new_session(harness, workspace))["sessionId"]
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Write",
+                          "input": {"file_path": str(workspace / name), "content": "x\n"}}]},
+            {"content": [{"type": "text", "text": "done"}]},
+        ])
+        assert await harness.prompt(session, "write") == "end_turn"
+        updates = harness.process.updates_for(session)
+    finally:
+        await harness.process.close()
+    (question,) = harness.permission_requests
+    title = question["toolCall"]["title"]
+    assert "\n" not in title and "\u202e" not in title
+    assert "notes.txt\\nREADME.md (unchanged, already approved)\\u202e" in title
+    assert all(o["name"].isprintable() for o in question["options"])
+    titles = [u["title"] for u in updates if isinstance(u.get("title"), str)]
+    assert titles and all("\n" not in t and "\u202e" not in t for t in titles)
+    assert question["toolCall"]["rawInput"]["file_path"] == str(workspace / name)  # the input itself is exact
+    assert not (workspace / name).exists()
