@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,3 +77,40 @@ def test_a_config_that_cannot_be_parsed_is_ignored_whole(tmp_path: Path) -> None
         assert "extraPaths" not in json.loads(copy.path.read_text())
     finally:
         copy.remove()
+
+
+@pytest.mark.timeout(180)
+async def test_servers_started_before_trust_are_restarted_once_it_is_granted(tmp_path: Path) -> None:
+    from sidecar.permissions.trust import trust_of
+    from sidecar.tools.lsp.servers import language_servers
+    from tests.lsp.conftest import EditorChannel, run_lsp
+    from tests.lsp.test_lsp_doors import plant_python
+
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    marker = tmp_path / "planted-python-ran"
+    plant_python(ws, marker)
+    main = ws / "main.py"
+    main.write_text("LOCAL = 'visible-value'\nprint(LOCAL)\n")
+
+    async def allow_once(params: dict[str, Any]) -> dict[str, Any]:
+        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+    channel = EditorChannel(handlers={"session/request_permission": allow_once})
+    session = make_session(ws, tmp_path / "store", channel)
+    trust = trust_of(session)
+    assert trust is not None
+    trust.trusted = None  # not trusted (yet)
+    servers = language_servers(session)
+    try:
+        assert "LOCAL: Literal['visible-value']" in await run_lsp(session, "hover", main, 2, 7)
+        first = servers.running(main)
+        assert first is not None and not marker.exists()
+        trust.trusted = True  # the user trusts the workspace mid-session
+        assert "LOCAL: Literal['visible-value']" in await run_lsp(session, "hover", main, 2, 7)
+        second = servers.running(main)
+        assert second is not None and second is not first and not first.alive
+        assert marker.exists()  # the workspace's interpreter, asked about and allowed
+        assert [m for m, _ in channel.requests] == ["session/request_permission"]
+    finally:
+        await servers.close()
