@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sidecar.memory.nested import ImportPolicy, expand_imports, read_memory_file, refused_always
 from sidecar.secrets import scrubbed_env
+from sidecar.shell.gitdir import outside_places
 from sidecar.workspace.gitenv import filter_overrides, repo_programs, safe_git_env
 
 MEMORY_FILES = ("CLAUDE.md", "AGENTS.md")
@@ -49,7 +50,16 @@ user denied is not to be retried as is: change the approach or ask.
 - Content inside <system-reminder> tags comes from the sidecar, not from the user."""
 
 
-def git_status(cwd: Path) -> str:
+def git_status(cwd: Path, roots: list[Path] | None = None, allow: ImportPolicy = refused_always) -> str:
+    """``git status`` at ``cwd`` for the system prompt. When git there is pointed outside ``roots`` (a
+    ``.git`` file naming another repository, ``core.worktree``, ``GIT_DIR`` …: ``shell.gitdir``) and
+    ``allow`` refuses such a place (an untrusted workspace), the status is left out: it would list that
+    other repository's files."""
+    for what, place in outside_places(cwd, roots or [cwd]):
+        why = allow(place)
+        if why is not None:
+            return (f"left out: git here is pointed outside the workspace ({what}: {place}); "
+                    f"it is shown once the workspace is trusted")
     try:
         env = safe_git_env(scrubbed_env())  # a repository's core.fsmonitor, hooks or pager never run here
         branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True,
@@ -94,7 +104,7 @@ def build_system_prompt(cwd: Path, roots: list[Path], extra_sections: list[str] 
         f"Workspace roots: {', '.join(str(r) for r in roots)}",
         f"Platform: {platform.system().lower()} ({platform.release()})",
         f"Today's date: {today}",
-        f"Git status at session start:\n{git_status(cwd)}",
+        f"Git status at session start:\n{git_status(cwd, roots, allow)}",
     ]
     parts = [IDENTITY, "<env>\n" + "\n".join(env) + "\n</env>"]
     for path, text in read_memory(cwd, allow=allow):

@@ -22,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from sidecar.shell import options as _opts
+from sidecar.shell.expand import expand_word, has_glob
+from sidecar.shell.gitdir import outside_places
 from sidecar.shell.options import starts_literal, unquoted_expansion
 from sidecar.shell.parse import ParsedCommand, Redirect, SimpleCommand, assignable, parse
 
@@ -674,6 +676,10 @@ class Analysis:
     # (wrappers' inner commands included) as quote-removed words with the program's basename
     # (``'curl' x``, ``c\\url x``, ``/usr/bin/curl x``, ``env curl x`` all give ``curl x``), and as written.
     match_texts: list[str] = field(default_factory=list)
+    # The command the Bash tool runs when it differs from ``command``: a read-only command's globs
+    # replaced by the file names they matched when it was judged (quoted), so that it runs exactly the
+    # words that were judged (a file created in between cannot become an option). None: run as written.
+    run_command: str | None = None
 
     @property
     def rule_parts(self) -> list[str]:
@@ -1492,6 +1498,10 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     if cmd.dynamic_heredoc:
         return "unknown", "here-document with substitutions"
     not_read_only = read_only_reason(cmd, base)
+    if not_read_only is None and base == "git" and not _git_needs_no_repository(cmd.args):
+        places = outside_places(_git_dir_arg(cmd, where), where.roots)
+        if places:
+            return "unknown", f"{GIT_OUTSIDE_REASON} ({places[0][0]}: {places[0][1]})"
     if not_read_only is None and base == "git" and where.git_programs is not None:
         programs = where.git_programs(_git_dir_arg(cmd, where))
         if programs:
@@ -1503,6 +1513,13 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
 
 
 GIT_PROGRAMS_REASON = "this repository's own git configuration names a program git would run"
+GIT_OUTSIDE_REASON = "git here is pointed outside the workspace"
+
+
+def _git_needs_no_repository(args: list[str]) -> bool:
+    """``git --version``, ``git version``, ``git help …``, ``git --help``: no repository is read."""
+    return args[:1] in (["--version"], ["version"], ["help"], ["--help"], ["-h"]) or (
+        len(args) >= 2 and args[1] in ("--help", "-h"))
 
 
 def _git_dir_arg(cmd: SimpleCommand, where: Where) -> Path:
@@ -1658,6 +1675,11 @@ def _file_args(cmd: SimpleCommand, where: Where, analysis: Analysis, names_unkno
     base = cmd.name.rsplit("/", 1)[-1]
     args, raw, lit = cmd.args, cmd.raw_words[1:], cmd.literal[1:]
     spec = _opts.SPECS.get(base)
+    if base == "xxd":
+        found = xxd_operands(args, lit)
+        for k in [] if isinstance(found, str) else found[:1]:
+            add(args[k], lit[k], analysis.read_paths)
+        return
     if base in _WRITERS:
         targets = _positionals(args)
         if base in ("chmod", "chown", "chgrp"):
@@ -2059,6 +2081,8 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
     subs: list[Subcommand] = [Subcommand(command.strip(), "unknown", why) for why in parsed.hazards[:1]]
     result = Analysis(command, subs, False)
     cwd, cwd_unknown = where.cwd, where.cwd_unknown
+    rewrites: list[tuple[int, int, str]] = []  # globs' judged expansions, by their place in ``command``
+    glob_words: list[str] = []
     last: SimpleCommand | None = None  # the last command outside xargs (what a pipe into xargs reads)
     xargs_unknown = exec_unknown = False
     for cmd in parsed.commands:
@@ -2071,6 +2095,9 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
         elif program in ("find", "fd", "fdfind"):
             exec_unknown = not _names_regular_files(cmd)
         unknown_names = (cmd.via == "xargs" and xargs_unknown) or (cmd.via == "find -exec" and exec_unknown)
+        cmd, refused = _expanded(cmd, here, rewrites, glob_words)
+        if refused is not None:
+            subs.append(Subcommand(" ".join(cmd.raw_words), "unknown", refused, list(cmd.words)))
         _file_args(cmd, here, result, unknown_names)
         if cmd.words and cmd.via not in ("xargs", "find -exec"):
             last = cmd
@@ -2099,7 +2126,93 @@ def analyze(command: str, where: Where, parsed: ParsedCommand | None = None) -> 
                 subs.append(part)
     result.read_only = all(s.cls == "read-only" for s in subs)
     result.catastrophic = next((s.reason for s in subs if s.cls == "catastrophic"), None)
+    if rewrites and result.read_only:
+        # Only a read-only command: in any other, an earlier part may create or remove the files a later
+        # glob matches (`mkdir b && cd b && ls *`), and the user (or a rule) approves the command as written.
+        text = command
+        for start, end, words in sorted(set(rewrites), reverse=True):
+            text = text[:start] + words + text[end:]
+        result.run_command = text
+    elif glob_words:
+        # Run as written: bash expands these when the command runs, and an earlier part may have changed
+        # what they match. Their file names are only known then (a deny rule cannot be checked now).
+        result.dynamic_paths.extend(w for w in glob_words if w not in result.dynamic_paths)
     return result
+
+
+# Programs that read ``@FILE`` arguments as files of more arguments before parsing options, even after
+# ``--`` (binutils' response files): never read-only with a word only known when bash expands it.
+RESPONSE_FILE_PROGRAMS = frozenset({"strings", "nm", "objdump", "readelf", "size", "addr2line", "c++filt",
+                                    "ar", "strip", "objcopy", "elfedit", "gprof", "ld", "as", "windres"})
+# Programs whose own parser reads an option after ``--`` too (or has no ``--``).
+_NO_DASHDASH = frozenset({"echo", "expr", "find", "test", "["})
+
+
+def _expanded(cmd: SimpleCommand, where: Where, rewrites: list[tuple[int, int, str]],
+              glob_words: list[str]) -> tuple[SimpleCommand, str | None]:
+    """``cmd`` with its brace and glob words expanded the way bash will expand them (issue 27), and why it
+    cannot be read-only when an expansion makes an option or a response file (else None). The globs'
+    expansions go into ``rewrites`` (the run uses exactly the words judged here), the globs that matched
+    into ``glob_words``."""
+    if not cmd.words or not cmd.literal[0] or all(cmd.literal[1:]):
+        return cmd, None
+    base = cmd.name.rsplit("/", 1)[-1]
+    if base in RESPONSE_FILE_PROGRAMS:
+        return cmd, (f"{base} reads @FILE arguments as files of options (even after --); a word that bash "
+                     "expands could become one")
+    if where.cwd_unknown:
+        return cmd, None  # relative to a folder only known at run time: left as run-time words
+    words, raw, lit = [cmd.words[0]], [cmd.raw_words[0]], [True]
+    options_end = False
+    refused: str | None = None
+    for k in range(1, len(cmd.words)):
+        word, raw_word = cmd.words[k], cmd.raw_words[k]
+        if cmd.literal[k] or any(t in raw_word for t in ("$", "`", "<(", ">(")):
+            options_end = options_end or (cmd.literal[k] and word == "--" and base not in _NO_DASHDASH)
+            words.append(word)
+            raw.append(raw_word)
+            lit.append(cmd.literal[k])
+            continue
+        expansion = expand_word(raw_word, where.cwd, where.home)
+        if expansion is None:
+            refused = refused or f"`{raw_word}` is expanded by bash in a way not worked out here"
+            words.append(word)
+            raw.append(raw_word)
+            lit.append(False)
+            continue
+        globbed = has_glob(raw_word)
+        if globbed:
+            if cmd.spans is None:
+                refused = refused or (f"`{raw_word}` is a glob inside a command string (sh -c, eval): its "
+                                      "matches are only known when it runs")
+            else:
+                start, end = cmd.spans[k]
+                rewrites.append((start, end, " ".join(_quote(w) for w in expansion)))
+        option = next((w for w in expansion if w.startswith("-") and w != "-"), None)
+        if option is not None and not options_end:
+            refused = refused or (f"`{raw_word}` expands to `{option}`, which {base} would read as an option "
+                                  "(a file name or brace can be option-like)")
+        if globbed and expansion == [word]:
+            # Matched nothing: bash passes the pattern itself (quotes removed); judged as a run-time word,
+            # as before (it must not look like an option), and run quoted.
+            words.append(word)
+            raw.append(raw_word)
+            lit.append(False)
+            continue
+        if globbed:
+            glob_words.append(raw_word)
+        words += expansion
+        raw += [_quote(w) for w in expansion]
+        lit += [True] * len(expansion)
+    expanded = SimpleCommand(words=words, literal=lit, raw_words=raw, assignments=list(cmd.assignments),
+                             redirects=list(cmd.redirects), via=cmd.via, extra_args=cmd.extra_args,
+                             dynamic_heredoc=cmd.dynamic_heredoc, transparent=cmd.transparent,
+                             redirect_only=cmd.redirect_only)
+    return expanded, refused
+
+
+def _quote(word: str) -> str:
+    return word if re.fullmatch(r"[A-Za-z0-9_./=:,@%+^-]+", word) else "'" + word.replace("'", "'\\''") + "'"
 
 
 def _cd_target(cmd: SimpleCommand, where: Where) -> Path | None:
@@ -2425,6 +2538,10 @@ def read_only_reason(cmd: SimpleCommand, base: str) -> str | None:
         return _check_find_ro(cmd)
     if base == "git":
         return _check_git_ro(args, lit)
+    if base == "xxd":
+        parsed_xxd = xxd_operands(args, lit)
+        return parsed_xxd if isinstance(parsed_xxd, str) else (
+            "xxd INFILE OUTFILE writes OUTFILE" if len(parsed_xxd) > 1 else None)
     if base in _VERSION_ONLY:
         return None if args and all(a in ("--version", "-V") for a in args) else f"{base} runs code"
     if spec is None:
@@ -2459,6 +2576,43 @@ def read_only_reason(cmd: SimpleCommand, base: str) -> str | None:
     if base == "date" and any(not args[k].startswith("+") for k in parsed.operands):
         return "date MMDDhhmm sets the system clock"
     return None
+
+
+# xxd's own parser (xxd.c), not getopt: each option is one word matched by its first two characters
+# (``-ben`` is ``-b``; ``--bits`` is ``-bits``), no clusters; ``-c -g -o -s -l -n`` take a value attached or
+# the whole next word, whatever it is (``-g -o`` makes ``-o`` the group size); ``--`` ends the options;
+# any other word starting with ``-`` is a usage error. Then INFILE and OUTFILE (written).
+_XXD_FLAGS = frozenset("abeupiCdrEv")
+_XXD_VALUES = {"c": "ols", "g": "roup", "o": "ffset", "s": "eek", "l": "en", "n": "ame"}
+
+
+def xxd_operands(args: list[str], lit: list[bool]) -> list[int] | str:
+    """The indexes of xxd's operands (INFILE, OUTFILE) as xxd reads them, or why that is not known."""
+    i = 0
+    while i < len(args):
+        if not lit[i]:
+            return "xxd with a word only known at run time"
+        a = args[i]
+        pp = a[1:] if a.startswith("--") and len(a) > 2 else a
+        if pp == "--":
+            i += 1
+            break
+        if len(pp) < 2 or pp[0] != "-":
+            break
+        letter = pp[1]
+        if letter == "c" and pp[2:].startswith("apitalize"):
+            i += 1
+        elif letter in _XXD_VALUES:
+            rest = pp[2:]
+            i += 1 if rest and not rest.startswith(_XXD_VALUES[letter]) else 2
+        elif letter in _XXD_FLAGS:
+            i += 1
+        else:
+            return f"xxd {a} is not an option xxd knows (xxd would stop with a usage message)"
+    operands = list(range(i, len(args)))
+    if any(not lit[k] for k in operands):
+        return "xxd with a word only known at run time"
+    return operands
 
 
 PAGERS = frozenset({"less", "more", "most", "zless", "zmore", "bzless", "xzless", "pg"})

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 class Spec:
     flags: str = ""  # short options without a value
     values: str = ""  # short options that take a value (attached or the next word)
+    optional: str = ""  # short options whose value is optional: only attached (``date -Iseconds``)
     long_flags: frozenset[str] = frozenset()  # --name (an optional value only as --name=v)
     long_values: frozenset[str] = frozenset()  # --name VALUE or --name=VALUE
     any_option: bool = False
@@ -126,6 +127,10 @@ def parse_options(spec: Spec, args: list[str], raw: list[str], lit: list[bool]) 
         j = 1
         while j < len(a):
             c = a[j]
+            if c in spec.optional:
+                out.values.setdefault("-" + c, []).append(a[j + 1 :])
+                out.options.append("-" + c)
+                break
             if c in spec.values:
                 value = a[j + 1 :]
                 if not value:
@@ -180,7 +185,8 @@ SPECS.update(
         "wait": Spec(flags="fn", no_file_operands=True),  # not -p (assigns)
         "base64": Spec(flags="di", values="w", long_flags=_s("--decode", "--ignore-garbage", "--help", "--version"),
                        long_values=_s("--wrap")),
-        "shuf": Spec(flags="erz", values="inr", long_flags=_s("--echo", "--repeat", "--zero-terminated"),
+        # GNU shuf: -r is --repeat (no value); -o/--output writes (not listed).
+        "shuf": Spec(flags="erz", values="in", long_flags=_s("--echo", "--repeat", "--zero-terminated"),
                      long_values=_s("--input-range", "--head-count", "--random-source"),
                      reads=_s("--random-source")),
         "sort": Spec(
@@ -215,7 +221,8 @@ SPECS.update(
                                  "--memory", "--processes", "--info", "--summary", "--tcp", "--udp", "--unix",
                                  "--raw", "--ipv4", "--ipv6", "--no-header", "--oneline", "--events"),
                    long_values=_s("--filter"), reads=_s("-F", "--filter"), no_file_operands=True),
-        "date": Spec(flags="uR", values="dfrI",
+        # -I[FMT]: an optional value, attached only (`date -I 0101…` sets the clock from the operand).
+        "date": Spec(flags="uR", values="dfr", optional="I",
                      long_flags=_s("--utc", "--universal", "--rfc-email", "--debug", "--iso-8601", "--rfc-3339",
                                    "--help", "--version"),
                      long_values=_s("--date", "--file", "--reference"), no_file_operands=True,

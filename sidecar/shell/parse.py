@@ -120,6 +120,9 @@ class SimpleCommand:
     transparent: bool = False
     # Holds the redirections of a compound command (``{ …; } > f``, ``while …; done < f``).
     redirect_only: bool = False
+    # Per word, where it stands in the top-level command text (start, end); None for a command parsed
+    # from a string (``sh -c``, ``eval``) or by the plain-word path. Used to run a glob's judged expansion.
+    spans: list[tuple[int, int]] | None = None
 
     @property
     def name(self) -> str:
@@ -552,7 +555,7 @@ class _Collector:
                 self.walk(child, via)
 
     def command(self, node: Any, via: str | None) -> None:
-        cmd = SimpleCommand(words=[], literal=[], raw_words=[], via=via)
+        cmd = SimpleCommand(words=[], literal=[], raw_words=[], via=via, spans=[] if self.depth == 0 else None)
         nested: list[Any] = []
         for part in node.parts:
             if part.kind == "assignment":
@@ -563,6 +566,8 @@ class _Collector:
                 cmd.words.append(part.word)
                 cmd.raw_words.append(raw)
                 cmd.literal.append(part.pos[0] in self.tests or _word_is_literal(part, raw))
+                if cmd.spans is not None:
+                    cmd.spans.append((part.pos[0], part.pos[0] + len(raw)))
                 nested.append(part)
             elif part.kind == "redirect":
                 cmd.redirects.append(self.redirect(part, cmd))
@@ -613,12 +618,14 @@ class _Collector:
         return True
 
     def add_words(
-        self, words: list[str], raw: list[str], literal: list[bool], via: str, extra_args: bool = False
+        self, words: list[str], raw: list[str], literal: list[bool], via: str, extra_args: bool = False,
+        spans: list[tuple[int, int]] | None = None,
     ) -> None:
         if not words:
             return
         inner = SimpleCommand(
-            words=list(words), literal=list(literal), raw_words=list(raw), via=via, extra_args=extra_args
+            words=list(words), literal=list(literal), raw_words=list(raw), via=via, extra_args=extra_args,
+            spans=None if spans is None else list(spans),
         )
         self.commands.append(inner)
         self.unwrap(inner)
@@ -683,7 +690,7 @@ class _Collector:
         i += spec.skip
         if i + 1 < len(words) and words[i] in spec.string:
             if not (lit[i + 1] and self.add_parsed(words[i + 1], "wrapper")):
-                self.add_words(words[i + 1 :], raw[i + 1 :], lit[i + 1 :], "wrapper")
+                self.add_words(words[i + 1 :], raw[i + 1 :], lit[i + 1 :], "wrapper", spans=_part(cmd.spans, i + 1))
             return
         if i < len(words):
             if base == "watch":
@@ -691,10 +698,11 @@ class _Collector:
                     return
             elif base == "parallel":
                 end = words.index(":::", i) if ":::" in words[i:] else len(words)
-                self.add_words(words[i:end], raw[i:end], lit[i:end], "wrapper", extra_args=True)
+                self.add_words(words[i:end], raw[i:end], lit[i:end], "wrapper", extra_args=True,
+                               spans=_part(cmd.spans, i, end))
                 return
             else:
-                self.add_words(words[i:], raw[i:], lit[i:], "wrapper")
+                self.add_words(words[i:], raw[i:], lit[i:], "wrapper", spans=_part(cmd.spans, i))
             cmd.transparent = clean and spec.transparent
 
     def _unwrap_shell(self, cmd: SimpleCommand) -> None:
@@ -758,7 +766,8 @@ class _Collector:
                 j += 1
             i += step
         if i < len(words):
-            self.add_words(words[i:], cmd.raw_words[i:], cmd.literal[i:], "xargs", extra_args=True)
+            self.add_words(words[i:], cmd.raw_words[i:], cmd.literal[i:], "xargs", extra_args=True,
+                           spans=_part(cmd.spans, i))
         else:
             self.add_words(["echo"], ["echo"], [True], "xargs", extra_args=True)
         cmd.transparent = clean
@@ -782,9 +791,14 @@ class _Collector:
                     cmd.literal[i + 1 : j],
                     "find -exec",
                     extra_args=True,
+                    spans=_part(cmd.spans, i + 1, j),
                 )
                 i = j
             i += 1
+
+
+def _part(spans: list[tuple[int, int]] | None, start: int, end: int | None = None) -> list[tuple[int, int]] | None:
+    return None if spans is None else spans[start:end]
 
 
 # A command of plain words (no operators, expansions, globs, escapes or redirections) splits the same

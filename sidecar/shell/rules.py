@@ -144,33 +144,82 @@ _THIRD_WORD = {
 }
 _PYTHON = frozenset({"python", "python3"})
 
+# Programs that run whatever code or command their arguments give them (issue 27): an interpreter with
+# ``-c``/``-e`` or a script, a shell, ``eval``, a package runner that fetches and runs a package, ``make``
+# (any target, ``--eval``, ``-f``), wrappers that run another command. A rule ``Bash(python3 *)`` would
+# allow any Python program from then on, so "always allow" offers only the exact command for these.
+GIVEN_CODE = frozenset(
+    "python python2 python3 pypy pypy3 node nodejs deno bun ruby perl php lua luajit Rscript R java julia "
+    "scala kotlin swift groovy osascript pwsh powershell tclsh wish irb ipython jshell ts-node tsx elixir "
+    "erl ghci runghc sh bash zsh dash ksh ash fish csh tcsh busybox source . exec eval npx pnpx bunx uvx "
+    "pipx make gmake cmake ninja watch script expect parallel at batch vim vi nvim emacs gdb lldb strace "
+    "ltrace valgrind sudo doas su runuser pkexec chroot unshare nsenter firejail bwrap flock setsid "
+    "xvfb-run env xargs nohup timeout nice time stdbuf ionice systemd-run entr nodemon direnv ssh "
+    "command builtin trap alias".split())
+# Subcommands of otherwise ordinary tools that run code given to them: `uv run X`, `docker run IMAGE`.
+_GIVEN_CODE_SUB = {
+    ("go", "run"), ("go", "generate"), ("go", "tool"), ("cargo", "run"), ("cargo", "script"),
+    ("docker", "run"), ("docker", "exec"), ("podman", "run"), ("podman", "exec"), ("kubectl", "exec"),
+    ("kubectl", "run"), ("npm", "exec"), ("npm", "x"), ("pnpm", "exec"), ("pnpm", "dlx"), ("yarn", "dlx"),
+    ("yarn", "exec"), ("bun", "x"), ("deno", "run"), ("deno", "eval"), ("dotnet", "run"), ("dotnet", "exec"),
+    ("uv", "run"), ("uv", "tool"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"),
+    ("rye", "run"), ("pixi", "run"), ("conda", "run"), ("mamba", "run"), ("git", "-c"), ("gh", "extension"),
+}
 
-def suggest_rule(subcommand_words: list[str]) -> str:
-    """The narrowest "always allow" rule a user would want for this command.
+
+def _exact(text: str) -> str:
+    """``Bash(<the command as written>)``: matches that command only (``*`` taken literally)."""
+    return f"Bash({' '.join(text.split()).replace('*', chr(92) + '*')})"
+
+
+def suggest_rule(subcommand_words: list[str], text: str | None = None) -> str:
+    """The narrowest "always allow" rule a user would want for this command; ``text`` is the part as the
+    rules see it (as written), used for an exact rule.
 
     ``npm run test -- -x`` → ``Bash(npm run test *)``; ``git commit -m x`` → ``Bash(git commit *)``;
     ``python -m pytest -q`` → ``Bash(python -m pytest *)``; ``pytest -q`` → ``Bash(pytest *)``;
-    commands that write or delete get the exact command (``Bash(rm build/out.txt)``).
+    commands that write or delete, and programs that run the code they are given (``python3 -c …``,
+    ``bash -c …``, ``npx x``, ``make x``, ``uv run python …``), get the exact command.
     """
     words = [w for w in subcommand_words if w]
     if not words:
         return "Bash"
     name = words[0]
     base = name.rsplit("/", 1)[-1]
+    exact = _exact(text) if text and "\n" not in text else f"Bash({_join(words)})"
     prefix: list[str]
-    if base in _SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
+    if base in _PYTHON and len(words) > 2 and words[1] == "-m" and words[2] not in GIVEN_CODE:
+        prefix = words[:3]  # one module, run the same way: only its arguments vary
+    elif base in GIVEN_CODE:
+        return exact
+    elif base in _SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
         prefix = words[:2]
         if (base, words[1]) in _THIRD_WORD and len(words) > 2 and not words[2].startswith("-"):
+            if words[2].rsplit("/", 1)[-1] in GIVEN_CODE:
+                return exact  # `uv run pytest *` is one program, `uv run python -c …` any code
             prefix = words[:3]
-    elif base in _PYTHON and len(words) > 2 and words[1] == "-m":
-        prefix = words[:3]
+        elif (base, words[1]) in _GIVEN_CODE_SUB:
+            return exact
     elif base in WRITE or base in DESTRUCTIVE or ("/" in name and not name.startswith("./")):
-        return f"Bash({_join(words)})"
+        return exact
     else:
         prefix = words[:1]
     if len(prefix) == len(words):
         return f"Bash({_join(prefix)})" if base not in _SUBCOMMAND_TOOLS else f"Bash({_join(prefix)} *)"
     return f"Bash({_join(prefix)} *)"
+
+
+def describe_rule(rule: str) -> str:
+    """What saving ``rule`` would allow besides the command asked about, in one sentence."""
+    spec = rule[len("Bash("):-1] if rule.startswith("Bash(") and rule.endswith(")") else ""
+    if not spec:
+        return f"{rule} would allow every command."
+    if spec.endswith(" *") and "*" not in spec[:-2].replace("\\*", ""):
+        return (f"{rule} would also allow `{spec[:-2]}` with any other arguments (it never covers another "
+                "program or subcommand).")
+    if isinstance(_compile(spec), str):
+        return f"{rule} allows exactly this command again, nothing wider."
+    return f"{rule} would allow every command matching `{spec}` (`*` stands for any text)."
 
 
 def _join(words: list[str]) -> str:

@@ -79,7 +79,11 @@ PROGRAMS = [
 ]
 EXPANSIONS = ["", " $(pwned)", " `pwned`", " ${x:-$(pwned)}", " $((a[$(pwned)]))", " \"${x@P}\"",
               " ${!x}", " < /dev/tcp/127.0.0.1/{port}", " > out.txt", " 2>/dev/null", " *.txt",
-              " {a,b}.txt"]
+              " {a,b}.txt", " *", " opt/*", " a{,.out}", " {-o,}out.txt"]
+# File names a repository can ship that become options when a glob expands (issue 27): planted at the top
+# of the scratch workspace and, with a file to write, in `opt/` (`cd opt && sort *` runs `sort -oout.txt`).
+PLANTED = ("-R", "@list.txt", "--from-file=list.txt", "-fprog.awk", "--files=list.txt", "-oout.txt",
+           "--output=out.txt")
 HAND = [
     "echo '[[ '; pwned; echo ' ]]'", "echo '$(( '; pwned; echo ' ))'", "cat <<'E'\nsafe\nE\ncat <<E\n$(pwned)\nE",
     "jobs -x pwned", "hash -p ./x.sh ls; ls", "set -a; GIT_DIR=x", "read x < a.txt; echo ${x@P}",
@@ -88,6 +92,8 @@ HAND = [
     "exec 3<>/dev/tcp/127.0.0.1/{port}", "curl -s http://127.0.0.1:{port}/", "cat a.txt | xargs -e pwned cat",
     "man -C prog.awk ls", "pip --log out.txt list", "ss -K", "base64 -o out.txt a.txt", "mawk -W exec prog.awk",
     "echo x > /dev/udp/127.0.0.1/{port}", "[[ $((1)) -eq 1 ]] && echo y", "[[ $x -eq 1 ]]", "echo ${HOME:x}",
+    "cd opt && sort *", "cd opt && shuf -r -n 1 *", "cd opt && uniq *", "cd opt && xxd *", "shuf -r -o out.txt a.txt",
+    "xxd -g -o -ben a.txt out.txt", "uniq a.txt{,.out}", "xxd a.txt{,.hex}", "cd opt && tree *", "cd opt && file *",
 ]
 
 
@@ -141,6 +147,11 @@ def _scratch(root: Path, log: Path) -> Path:
     (ws / ".claude").mkdir()
     (ws / ".claude" / "settings.local.json").write_text("{}\n")
     (ws / ".mcp.json").write_text("{}\n")
+    for name in PLANTED:
+        (ws / name).write_text("x\n")
+    (ws / "opt").mkdir()
+    (ws / "opt" / "-oout.txt").write_text("x\n")
+    (ws / "opt" / "a.txt").write_text("alpha\n")
     env = {**safe_git_env(), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(root / "home")}
     for argv in (["git", "init", "-q"], ["git", "add", "a.txt", "b.txt"], ["git", "commit", "-qm", "one"],
@@ -167,8 +178,13 @@ def _corpus(port: int) -> list[str]:
     return list(dict.fromkeys(c.replace("{port}", str(port)) for c in commands))
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the oracle runs commands inside bubblewrap")
-def test_no_read_only_command_has_an_effect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["bubblewrap", "no-sandbox"])
+def test_no_read_only_command_has_an_effect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandboxed: bool) -> None:
+    """Every read-only command of the corpus, run in bubblewrap and (issue 27) without it: macOS, Windows
+    and Linux without user namespaces have no sandbox, so a writer called read-only must be caught by
+    its effect, not by the read-only bind."""
+    if sandboxed and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
     log_dir = tmp_path / "log"
     log_dir.mkdir()
     log = log_dir / "ran"
@@ -178,29 +194,39 @@ def test_no_read_only_command_has_an_effect(tmp_path: Path, monkeypatch: pytest.
         _tripwire(trip / name, log, name)
     home = tmp_path / "home"
     home.mkdir()
+    scratch_tmp = tmp_path / "tmp"  # TMPDIR of the unsandboxed pass (bubblewrap's /tmp is a tmpfs)
+    scratch_tmp.mkdir()
     ws = _scratch(tmp_path, log)
     path = f"/usr/local/bin:/usr/bin:/bin:{trip}"
     monkeypatch.setenv("PATH", path)  # the classifier resolves programs on the PATH the commands get
     env = {**safe_git_env({"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb"}),
-           "x": "a[$(pwned)]"}
+           "x": "a[$(pwned)]", "TMPDIR": "/tmp" if sandboxed else str(scratch_tmp)}
     listener = Listener()
     where = Where(ws, home=home)
     ran: list[str] = []
     effects: list[str] = []
-    state = {"before": _snapshot(ws)}
+    watched = [ws, home, trip, scratch_tmp]
+
+    def snapshot() -> dict[str, tuple[str, int, int, str]]:
+        return {f"{n}:{k}": v for n, d in enumerate(watched) for k, v in _snapshot(d).items()}
+
+    state = {"before": snapshot()}
 
     def observe(command: str) -> list[str]:
         argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
                 "--bind", str(ws), str(ws), "--bind", str(log_dir), str(log_dir), "--ro-bind", str(trip), str(trip),
                 "--ro-bind", str(home), str(home), "--unshare-pid",
                 "--die-with-parent", "--chdir", str(ws), "--", "/bin/bash", "-c", command]
+        if not sandboxed:
+            argv = ["/bin/bash", "-c", command]
         hits = listener.hits
         try:
-            subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+            subprocess.run(argv, env=env, cwd=ws, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+                           start_new_session=True)
         except subprocess.TimeoutExpired:
             pass
         seen: list[str] = []
-        after = _snapshot(ws)
+        after = snapshot()
         changed = sorted(k for k in state["before"].keys() | after.keys() if state["before"].get(k) != after.get(k))
         if changed:
             seen.append(f"{command!r} changed {changed[:5]}")
@@ -216,11 +242,14 @@ def test_no_read_only_command_has_an_effect(tmp_path: Path, monkeypatch: pytest.
         # The oracle can fail: each of these has an effect it must see (and none is read-only).
         controls = ["touch made.txt", "pwned", "./x.sh", f"cat < /dev/tcp/127.0.0.1/{listener.port}",
                     "echo '{\"permissions\": {}}' > .claude/settings.local.json", "./git log",
-                    "seq 200000 | sort --co=pwned -S 1K", "echo '[[ '; touch p; echo ' ]]'"]
+                    "seq 200000 | sort --co=pwned -S 1K", "echo '[[ '; touch p; echo ' ]]'",
+                    # the planted names and the writers the option tables once called read-only
+                    "cd opt && sort *", "shuf -r -n 1 -o out.txt a.txt", "xxd -g -o -ben a.txt out.txt",
+                    "uniq a.txt{,.out}", "xxd a.txt{,.hex}", *([] if sandboxed else ["touch $TMPDIR/x"])]
         for command in controls:
             assert observe(command), f"the oracle saw no effect from {command!r}"
             assert not analyze(command, where).read_only, command
-        state["before"] = _snapshot(ws)
+        state["before"] = snapshot()
         corpus = _corpus(listener.port)
         for command in corpus:
             if not analyze(command, where).read_only:
@@ -231,7 +260,8 @@ def test_no_read_only_command_has_an_effect(tmp_path: Path, monkeypatch: pytest.
         listener.close()
     agreed = [c for c in PEER_SAFE if analyze(c, where).read_only]
     agreement = len(agreed) / len(PEER_SAFE)
-    print(f"\neffect oracle: {len(corpus)} commands classified, {len(ran)} read-only ones run in bubblewrap, "
+    print(f"\neffect oracle ({'bubblewrap' if sandboxed else 'no sandbox'}): {len(corpus)} commands classified, "
+          f"{len(ran)} read-only ones run, "
           f"{len(effects)} with an effect; peers' safe cases agreed: {len(agreed)}/{len(PEER_SAFE)} "
           f"({agreement:.1%}); not agreed: {[c for c in PEER_SAFE if c not in agreed]}")
     assert not effects, "\n".join(effects)

@@ -195,9 +195,28 @@ def test_exact_verdicts(command: str, reason: str, tmp_path: Path) -> None:
     assert (result["decision"], result["reason"]) == ("ask", reason)
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the oracle runs commands inside bubblewrap")
-def test_no_allowed_command_reads_outside(tmp_path: Path) -> None:
+# File names a repository can ship that become options when a glob expands (issue 27).
+PLANTED = ("-R", "@list.txt", "--from-file=link.txt", "-flist.txt", "--files=list.txt")
+GLOBBED = ["grep -n CANARY *", "grep CANARY *", "strings *", "strings -- *", "diff *", "hexdump *", "xzcat *",
+           "cat *", "head *", "wc *", "ls *", "grep {-R,sub} CANARY", "diff {--from-file=link.txt,a.txt}",
+           "strings {@,}list.txt", "rg CANARY *", "sort *", "od *", "tail *", "cd p1 && grep CANARY *",
+           "cd p2 && strings -- *", "cd p3 && diff *", "cd p1 && cat *", "cd p2 && cat *", "cd p3 && wc *"]
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["bubblewrap", "no-sandbox"])
+def test_no_allowed_command_reads_outside(tmp_path: Path, sandboxed: bool) -> None:
+    """Every allowed command of the corpus, run next to canaries, in bubblewrap and without it (the
+    read-only bind of `/` never stopped a read; macOS and Windows have no sandbox at all)."""
+    if sandboxed and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
     ws, out, home = _workspace(tmp_path)
+    for name in PLANTED:
+        (ws / name).write_text("x\n")
+    for folder, name in (("p1", "-R"), ("p2", "@list.txt"), ("p3", "--from-file=l")):
+        (ws / folder).mkdir()
+        (ws / folder / name).write_text("x\n")
+        (ws / folder / "l").symlink_to(out / CANARY_NAME if folder == "p3" else out)
+        (ws / folder / "list.txt").write_text(f"{out / CANARY_NAME}\n")
     env = {**safe_git_env({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                            "TERM": "dumb"})}
     where = Where(ws, home=home)
@@ -206,8 +225,10 @@ def test_no_allowed_command_reads_outside(tmp_path: Path) -> None:
         argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
                 "--ro-bind", str(tmp_path), str(tmp_path), "--unshare-pid", "--die-with-parent",
                 "--chdir", str(ws), "--", "/bin/bash", "-c", command]
+        if not sandboxed:
+            argv = ["/bin/bash", "-c", command]
         try:
-            done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+            done = subprocess.run(argv, env=env, cwd=ws, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
         except subprocess.TimeoutExpired:
             return None
         text = (done.stdout + done.stderr).decode("utf-8", "replace")
@@ -215,12 +236,14 @@ def test_no_allowed_command_reads_outside(tmp_path: Path) -> None:
 
     # The oracle can fail: each of these prints a canary when run, and none runs without asking.
     for control in ["cat {secret}", "cd {out} && ls", "git diff --no-index {secret}"
-                    + " a.txt", "cat link.txt", "xargs cat < list.txt", "cd && cat .canary-home"]:
+                    + " a.txt", "cat link.txt", "xargs cat < list.txt", "cd && cat .canary-home",
+                    "cd p1 && grep -n CANARY *", "cd p2 && strings *", "cd p3 && diff * list.txt",
+                    "diff {--from-file=link.txt,a.txt}"]:
         command = _fill(control, ws, out)
         assert leaked(command), f"the oracle saw no canary from {command!r}"
         assert decide(analyze(command, where), [], ws).decision == "ask", command
     corpus = list(dict.fromkeys(_fill(c, ws, out) for c in [*ASK, *ALLOW, *READ_ONLY, *STILL_READ_ONLY,
-                                                               *PEER_SAFE]))
+                                                               *PEER_SAFE, *GLOBBED]))
     ran: list[str] = []
     leaks: list[str] = []
     for command in corpus:
@@ -229,7 +252,8 @@ def test_no_allowed_command_reads_outside(tmp_path: Path) -> None:
         ran.append(command)
         if (text := leaked(command)) is not None:
             leaks.append(f"{command!r} printed {text[:200]!r}")
-    print(f"\nread oracle: {len(corpus)} commands, {len(ran)} allowed ones run in bubblewrap, {len(leaks)} leaked")
+    print(f"\nread oracle ({'bubblewrap' if sandboxed else 'no sandbox'}): {len(corpus)} commands, {len(ran)} "
+          f"allowed ones run, {len(leaks)} leaked")
     assert not leaks, "\n".join(leaks)
     assert len(ran) >= 150
 

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from sidecar.errors import ToolError
 from sidecar.shell.classify import GIT_PROGRAMS_REASON, Analysis, Where, analyze
-from sidecar.shell.rules import suggest_rule
+from sidecar.shell.rules import describe_rule, suggest_rule
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.bash import runner, sandbox, terminal
 from sidecar.tools.bash.check_command import bash_request
@@ -225,7 +225,7 @@ class Bash(Tool[BashInput]):
         pending = [s for s in analysis.subcommands if s.cls != "read-only"]
         suggestion = None
         if pending and pending[0].words and "\n" not in inp.command:
-            suggestion = suggest_rule(pending[0].words)
+            suggestion = suggest_rule(pending[0].words, pending[0].text)
         request = bash_request(
             analysis, raw_input=inp.model_dump(exclude_none=True), suggested_rule=suggestion
         )
@@ -233,6 +233,9 @@ class Bash(Tool[BashInput]):
         request.content = question_content(inp.command, inp.description)
         request.content += [{"type": "content", "content": {"type": "text", "text": f"Warning: {s.reason}."}}
                             for s in pending if s.reason.startswith(GIT_PROGRAMS_REASON)][:1]
+        if suggestion is not None:  # what "Always allow" would cover besides this command (issue 27)
+            request.content.append({"type": "content", "content": {
+                "type": "text", "text": f"\"Always allow\": {describe_rule(suggestion)}"}})
         if analysis.catastrophic:
             request.forbidden_reason = (
                 f"this command is refused in every mode: {analysis.catastrophic}. "
@@ -270,11 +273,13 @@ class Bash(Tool[BashInput]):
                 )
         if inp.run_in_background and policy is not None:
             policy.network = True  # servers must be reachable from later commands (docs/bash.md)
+        # A read-only command's globs run as the file names judged (docs/bash.md, "Expansions").
+        command = analysis.run_command or inp.command
         if not inp.run_in_background and ctx.session.client.offers_terminal():
             # The editor runs it in its own terminal (docs/bash.md, "In the client's terminal").
-            return await self._run_in_client_terminal(inp, ctx, policy, notes)
+            return await self._run_in_client_terminal(inp, ctx, policy, notes, command)
         running = await shells.start(
-            inp.command, ctx.tool_call_id, policy, cap=None if inp.run_in_background else runner.FILE_CAP
+            command, ctx.tool_call_id, policy, cap=None if inp.run_in_background else runner.FILE_CAP
         )
         if inp.run_in_background:
             shell = shells.add_background(running)
@@ -291,10 +296,11 @@ class Bash(Tool[BashInput]):
         return ended_output(inp, running, shells, timeout_ms, notes, sandboxed=policy is not None)
 
     async def _run_in_client_terminal(self, inp: BashInput, ctx: ToolContext,
-                                      policy: sandbox.SandboxPolicy | None, notes: list[str]) -> ToolOutput:
+                                      policy: sandbox.SandboxPolicy | None, notes: list[str],
+                                      command: str) -> ToolOutput:
         shells = shells_of(ctx.session)
         timeout_ms = inp.timeout or runner.DEFAULT_TIMEOUT_MS
-        done = await terminal.run(ctx.session.client, shells, inp.command, ctx.tool_call_id, policy,
+        done = await terminal.run(ctx.session.client, shells, command, ctx.tool_call_id, policy,
                                   timeout_ms, ctx.show)
         return ended_output(inp, done, shells, timeout_ms, notes, sandboxed=policy is not None)
 
