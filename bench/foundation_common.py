@@ -74,7 +74,8 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
 # Each benchmark reports its headline numbers with ``row``; bench/run sets BENCH_SUMMARY to a file and
 # prints every row, in the order of issue 18's table (``ORDER``), when all benchmarks have run.
 
-ORDER = ["first_prompt", "startup", "glob", "edit", "read_tail", "read_deep", "bash_output", "bash_output_floor",
+ORDER = ["first_prompt", "first_prompt_1s", "first_prompt_now", "busy_requests",
+         "startup", "glob", "edit", "read_tail", "read_deep", "bash_output", "bash_output_floor",
          "grep_content", "bash_cancel", "scale_sessions", "scale_long", "scale_watcher_rss", "scale_watcher_notice",
          "scale_load", "panel_load", "panel_input", "panel_frames", "panel_final"]
 
@@ -102,7 +103,11 @@ def print_summary(path: str) -> None:
             if line.strip():
                 item = json.loads(line)
                 rows[item["key"]] = item
-    names = {"first_prompt": "first prompt vs tenth", "startup": "startup to LSP initialize vs jedi",
+    names = {"first_prompt": "first prompt vs tenth",
+             "first_prompt_1s": "first prompt 1 s after session/new → request",
+             "first_prompt_now": "first prompt right after session/new → request",
+             "busy_requests": "set_mode / cancel during the first prompt",
+             "startup": "startup to LSP initialize vs jedi",
              "glob": "Glob **/*.py vs rg --files -g", "edit": "Edit 1M lines vs read-replace-write+fsync",
              "read_tail": "Read last 2000 lines vs tail -n", "read_deep": "Read 2000 lines deep vs sed -n",
              "bash_output": "Bash output vs shell to /dev/null",

@@ -112,6 +112,11 @@ class SessionCore:
         self.on_session_start: list[SessionHook] = []
         self.before_prompt: list[BeforePrompt] = []
         self._warmed = False
+        self._warming = False  # the warm-up thread was started (not only ``_warmed`` set by a test)
+        # The warm-up's two stages, awaited (never blocked on) by the methods that need their imports:
+        # session/new and its kin wait for ``sessions_ready``, a prompt for ``turn_ready``.
+        self.sessions_ready = WarmUpStage()
+        self.turn_ready = WarmUpStage()
         self.after_prompt: list[AfterPrompt] = []
         self.methods: dict[str, Handler] = {
             "initialize": self.initialize,
@@ -129,14 +134,25 @@ class SessionCore:
         }
 
     def warm_up(self) -> None:
-        """Import what the first turn needs (the SDK, httpx, ACP's schema, the shell parser) in a thread,
-        once, right after ``initialize`` has answered: the first prompt then costs what the tenth does,
-        and startup to ``initialize`` stays as fast as before."""
+        """Import what sessions and the first turn need (the session modules and the tools, then the SDK
+        and its reply types) in a thread, once, right after ``initialize`` has answered. The event loop
+        never imports these itself while the thread runs: the methods that need them wait for its stages
+        (``sessions_ready``, ``turn_ready``) without blocking, so every other message is answered
+        meanwhile (docs/performance.md, issue 29). Started before ``initialize`` (at the process's start)
+        it gained nothing — the two threads share one GIL, so the imports cost the same CPU either way —
+        and made the initialize answer 25 % slower (bench/foundation_startup.py: 1.00× vs 0.79× jedi)."""
         if self._warmed:
             return
-        self._warmed = True
-        threading.Thread(target=import_first_turn_modules, args=(self.model,), name="sidecar-warm-up",
-                         daemon=True).start()
+        self._warmed = self._warming = True
+        threading.Thread(target=import_first_turn_modules, args=(lambda: self.model,),
+                         kwargs={"sessions_ready": self.sessions_ready, "turn_ready": self.turn_ready},
+                         name="sidecar-warm-up", daemon=True).start()
+
+    async def ready(self, stage: WarmUpStage) -> None:
+        """Wait, without blocking the loop, until the warm-up passed ``stage`` (at once when no warm-up
+        runs: a core driven by tests imports on first use)."""
+        if self._warming:
+            await stage.wait()
 
     def add_method(self, method: str, handler: Handler) -> None:
         """A feature's own method (``_sidecar/…``); the protocol's methods cannot be replaced."""
@@ -258,6 +274,7 @@ class SessionCore:
 
     async def new_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         req = parse_session_params(params, load=False)
+        await self.ready(self.sessions_ready)
         cwd = session_directory(req.cwd, "cwd")
         if not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"cwd must be an existing absolute directory: {req.cwd!r}")
@@ -278,6 +295,7 @@ class SessionCore:
         from sidecar.server.content import replay_log, replay_updates
 
         req = parse_session_params(params, load=True)
+        await self.ready(self.sessions_ready)
         if req.cwd:
             session_directory(req.cwd, "cwd")
         from sidecar.server.params import NewSessionExtras
@@ -306,6 +324,7 @@ class SessionCore:
         return {"modes": self._modes(session), "configOptions": options, "models": self._models(options)}
 
     async def list_sessions(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        await self.ready(self.sessions_ready)
         from sidecar.server.params import ListSessions
 
         cwd = parse(ListSessions, params).cwd
@@ -363,6 +382,8 @@ class SessionCore:
         return result
 
     async def _prompt_turn(self, turn: PromptTurn) -> dict[str, Any]:
+        if await self._wait_for_turn_modules(turn.session):
+            return self._with_meta({"stopReason": "cancelled"}, turn)
         for before in self.before_prompt:
             answered = await before(turn)
             if answered is not None:
@@ -374,6 +395,24 @@ class SessionCore:
             except Exception:
                 log.exception("after-prompt hook failed")
         return self._with_meta(result, turn)
+
+    async def _wait_for_turn_modules(self, session: Session) -> bool:
+        """The first prompt of a fresh process waits for the warm-up's last stage (the SDK, the tools'
+        schemas, the HTTP client) without blocking the loop; meanwhile it counts as running (a second
+        prompt is refused, ``session/cancel`` ends it). True when it was cancelled while waiting."""
+        if not self._warming or self.turn_ready.is_set():
+            return False
+        waiting = asyncio.ensure_future(self.ready(self.turn_ready))
+        session.prompt_task = waiting
+        try:
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            waiting.cancel()
+            session.cancel_requested = True
+            return True
+        finally:
+            session.prompt_task = None
+        return False
 
     @staticmethod
     def _with_meta(result: dict[str, Any], turn: PromptTurn) -> dict[str, Any]:
@@ -505,16 +544,62 @@ SESSION_MODULES = ("sidecar.server.params", "sidecar.permissions.trust", "sideca
 WARM_UP_SWITCH_INTERVAL = 0.0005
 
 
-def import_first_turn_modules(model: ModelClient) -> None:
+class WarmUpStage:
+    """A point the warm-up thread reaches, awaitable from any event loop without blocking it (a
+    ``threading.Event`` whose waiters are futures resolved through ``call_soon_threadsafe``)."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def is_set(self) -> bool:
+        return self._done.is_set()
+
+    def set(self) -> None:
+        with self._lock:
+            self._done.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            try:
+                loop.call_soon_threadsafe(_resolve, future)
+            except RuntimeError:  # that loop is closed: nobody waits any more
+                pass
+
+    async def wait(self) -> None:
+        if self._done.is_set():
+            return
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._done.is_set():
+                return
+            self._waiters.append((loop, future))
+        await future
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def import_first_turn_modules(model: ModelClient | Callable[[], ModelClient],
+                              sessions_ready: WarmUpStage | None = None,
+                              turn_ready: WarmUpStage | None = None) -> None:
+    """The warm-up (``SessionCore.warm_up``'s thread). ``model`` may be a callable: the core's client
+    when the warm-up reaches it (``initialize`` may have replaced it with the editor's settings)."""
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
     try:
-        _warm_up(model)
+        _warm_up(model, sessions_ready)
     finally:
         sys.setswitchinterval(interval)
+        for stage in (sessions_ready, turn_ready):  # reached, or failed: the methods import themselves
+            if stage is not None:
+                stage.set()
 
 
-def _warm_up(model: ModelClient) -> None:
+def _warm_up(model: ModelClient | Callable[[], ModelClient], sessions_ready: WarmUpStage | None) -> None:
     for name in SESSION_MODULES:
         try:
             importlib.import_module(name)
@@ -527,6 +612,8 @@ def _warm_up(model: ModelClient) -> None:
         tools = builtin_tools()  # imports every tool's module
     except Exception:
         log.debug("warm-up of the tools failed", exc_info=True)
+    if sessions_ready is not None:
+        sessions_ready.set()  # session/new may run: what it imports is loaded
     for name in FIRST_TURN_MODULES:
         try:
             importlib.import_module(name)
@@ -538,7 +625,7 @@ def _warm_up(model: ModelClient) -> None:
     except Exception:
         log.debug("warm-up of the tool schemas failed", exc_info=True)
     try:
-        warm_up_model_client(model)
+        warm_up_model_client(model if isinstance(model, ModelClient) else model())
     except Exception:
         log.debug("model client warm-up failed", exc_info=True)
     release_import_garbage()
@@ -547,9 +634,12 @@ def _warm_up(model: ModelClient) -> None:
 def release_import_garbage() -> None:
     """What the imports left behind and the idle process does not need: the source lines pydantic read
     for ACP's field docstrings (``linecache``, re-read if a traceback wants them) and the heap pages
-    malloc kept after the import's temporaries were freed (``malloc_trim``, glibc only)."""
+    malloc kept after the import's temporaries were freed (``malloc_trim``, glibc only). The ~170,000
+    objects the imports made live for good: ``gc.freeze()`` takes them out of the collector's view, so no
+    later full collection walks them (one ``gc.collect()`` here held the GIL, and so the event loop, for
+    115 ms and found 10 objects; every automatic full collection of a turn cost as much)."""
     linecache.clearcache()
-    gc.collect()
+    gc.freeze()
     try:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to give back this way
