@@ -6,6 +6,7 @@ line-atomic (one write per line), so a crash loses at most the line being writte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -57,13 +58,38 @@ class SessionStore:
         line = redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n"
         path = self.path(session_id)
         with self._lock:
+            self._append(path, line)
+
+    def _append(self, path: Path, line: str) -> None:
+        """One line, written unbuffered; on a failed write (a full disk: ENOSPC, EDQUOT) the part that got
+        in is cut off again, so the next line starts on a line of its own (a torn line would swallow it
+        on load). The error names the file."""
+        data = line.encode("utf-8")
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        try:
             try:  # the folder exists after the first write: no mkdir (a system call) per event
-                f = open(path, "a", encoding="utf-8")  # closed below
+                fd = os.open(path, flags, 0o600)
             except FileNotFoundError:
                 self.root.mkdir(parents=True, exist_ok=True)
-                f = open(path, "a", encoding="utf-8")
-            with f:
-                f.write(line)
+                fd = os.open(path, flags, 0o600)
+            try:
+                end = os.lseek(fd, 0, os.SEEK_END)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, end)
+                        if end == 0:  # a new, now empty file: no session to list
+                            os.unlink(path)
+                    raise
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror, str(path)) from exc
+            raise
 
     def tool_output_dir(self, session_id: str) -> Path:
         """Where whole outputs too long for the model are kept (the model can Read them)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import errno
 import gc
 import importlib
 import linecache
@@ -39,7 +40,7 @@ from sidecar.server.plain_params import (
     parse_session_params,
 )
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
-from sidecar.store import SessionStore
+from sidecar.store import SessionStore, data_dir
 from sidecar.workspace.buffers import OpenBuffers, open_buffers
 
 # What a session needs (the agent loop, the tools, permissions, the prompt's content, pydantic and the
@@ -169,7 +170,13 @@ class SessionCore:
             params = {}
         if not isinstance(params, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
-        return await handler(params, channel)
+        try:
+            return await handler(params, channel)
+        except OSError as exc:  # the session store, checkpoints …: a clear error, never -32603 "OSError"
+            if isinstance(exc, (ConnectionError, TimeoutError)) or (exc.errno not in DISK_ERRNOS
+                                                                    and exc.filename is None):
+                raise
+            raise storage_error(exc) from None
 
     def configure(self, settings: dict[str, Any], workspace_settings: Any = None) -> None:
         """Settings from the client (LSP ``initializationOptions.settings``/``workspaceSettings`` or ACP
@@ -661,6 +668,24 @@ def _clean_stale_temps(session: Session) -> None:
             log.warning("removed the sandbox placeholder of an interrupted command: %s", removed)
 
     asyncio.get_running_loop().run_in_executor(None, clean)
+
+
+# Errors of the disk itself: the user frees space or fixes the folder, then the same request works.
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+
+
+def storage_error(exc: OSError) -> RpcError:
+    """A method failed on a file of the sidecar's own (a full disk under the session store): -32050
+    ``storage_unavailable`` (a disk fault: retryable once fixed) or ``storage_error``, naming the file."""
+    where = f" {exc.filename}" if exc.filename else ""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in DISK_ERRNOS:
+        log.warning("storage unavailable:%s: %s", where, reason)
+        return agent_error("storage_unavailable",
+                           f"Could not write{where}: {reason}. The sidecar keeps its sessions under "
+                           f"{data_dir()}; free space there (or fix that folder) and try again.", retryable=True)
+    log.warning("storage error:%s: %s", where, reason, exc_info=exc)
+    return agent_error("storage_error", f"Could not use{where}: {reason}.")
 
 
 def session_directory(raw: str, field: str) -> Path:
