@@ -28,7 +28,7 @@ from rich.text import Text
 
 from sidecar.client.connection import RemoteError, SidecarProcess
 from sidecar.client.lines import Interrupted, LineSource, PipedLines, TerminalLines, quiet_terminal
-from sidecar.client.render import UpdateRenderer, diff_text, readable_option
+from sidecar.client.render import UpdateRenderer, chat_console, diff_text, readable_option
 from sidecar.secrets import SECRET_ENV_VARS, RedactingFilter, secret
 from sidecar.store import cache_dir, data_dir
 
@@ -210,7 +210,8 @@ class Chat:
                                       stderr=subprocess.DEVNULL)
         self.process.handlers["session/request_permission"] = self.client.on_permission
         self.process.handlers["_sidecar/ask_user"] = self.client.on_ask_user
-        self.process.on_update = lambda params: self.renderer.render(params["update"])
+        self.process.on_update = self.on_update
+        self.held: list[dict[str, Any]] | None = None  # a replay, held until the banner is printed
         self.process.on_notification = lambda method, params: (
             self.renderer.retry(params) if method == "_sidecar/model_retry" else None)
         self.session_id = ""
@@ -219,6 +220,12 @@ class Chat:
         self.turn: asyncio.Task[Any] | None = None
         self.cancelling = False
         self.main_task: asyncio.Task[Any] | None = None
+
+    def on_update(self, params: dict[str, Any]) -> None:
+        if self.held is not None:
+            self.held.append(params["update"])
+        else:
+            self.renderer.render(params["update"])
 
     def slash_commands(self) -> list[tuple[str, str]]:
         theirs = [(str(c.get("name", "")).lstrip("/"), str(c.get("description", "")))
@@ -270,17 +277,22 @@ class Chat:
                 if chosen is None:
                     return False
             if chosen is not None:
+                self.held = []
                 try:
                     result = await self.request("session/load", {"sessionId": chosen, "cwd": str(self.cwd),
                                                                  "mcpServers": []})
                 except RemoteError as exc:
+                    self.held = None
                     self.error(exc if exc.code != -32002 else RemoteError({
                         "code": exc.code, "message": f"No saved session {chosen}; `sidecar chat --resume` lists "
                                                      "this folder's sessions."}))
                     return False
-                self.renderer.finish()
                 self.session_id = chosen
                 self.banner(result, resumed=next((s for s in sessions if s.get("sessionId") == chosen), {}))
+                replay, self.held = self.held, None
+                for update in replay:
+                    self.renderer.render(update)
+                self.renderer.finish()
                 return True
         result = await self.request("session/new", {"cwd": str(self.cwd), "mcpServers": []})
         self.session_id = str(result["sessionId"])
@@ -328,10 +340,12 @@ class Chat:
             if i:
                 line.append(" · ", style="dim")
             line.append(part, style=style)
-        self.console.print(line, no_wrap=True, overflow="ellipsis")
+        line.no_wrap, line.overflow = True, "ellipsis"
+        self.renderer.show(line, gap=False)
         if resumed is not None:
             title = " ".join(str(resumed.get("title") or "").split())
-            self.console.print(Text(f"Resumed {title!r}" if title else f"Resumed {self.session_id}", style="dim"))
+            self.renderer.show(Text(f"Resumed {title!r}" if title else f"Resumed {self.session_id}", style="dim"),
+                               gap=False)
 
     async def set_mode(self, mode: str) -> None:
         known = [str(m.get("id")) for m in self.modes]
@@ -360,10 +374,10 @@ class Chat:
         for key, what in (("Ctrl-C", "interrupt the model (the session goes on); twice at an empty prompt: quit"),
                           ("Ctrl-D", "quit"), ("Alt-Enter, \\ Enter", "a new line in the prompt"),
                           ("Tab", "complete a / command")):
-            out.append(f"  {key:<17}", style="bold").append(f"{what}\n")
+            out.append(f"  {key:<19}", style="bold").append(f"{what}\n")
         out.append(f"Modes: {modes}. Later: sidecar chat --continue (this folder's latest session) or "
                    "--resume [ID].", style="dim")
-        self.console.print(out)
+        self.renderer.show(out)
 
     # ---- turns ----------------------------------------------------------------------------------------
     async def prompt(self, text: str) -> str | None:
@@ -441,6 +455,8 @@ class Chat:
     async def loop(self) -> int:
         armed = False  # Ctrl-C once at an empty prompt: the next one quits
         while True:
+            if self.lines.interactive:
+                self.renderer.gap()
             try:
                 text = await self.lines.read(self.prompt_text(), main=True)
             except Interrupted:
@@ -517,7 +533,7 @@ def run_chat(args: argparse.Namespace) -> int:
     if not cwd.is_dir():
         Console(stderr=True).print(f"No such folder: {cwd}", style="red", markup=False, highlight=False)
         return 2
-    return guarded(lambda: asyncio.run(chat_session(args, cwd, server_env(), Console())))
+    return guarded(lambda: asyncio.run(chat_session(args, cwd, server_env(), chat_console())))
 
 
 def guarded(run: Callable[[], int]) -> int:
@@ -559,7 +575,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from sidecar.client.demo import DEMO_PROMPT, demo_turns
     from sidecar.testing.scripted_server import ScriptedModelServer
 
-    console = Console()
+    console = chat_console()
     offline = getattr(args, "offline", False) or getattr(args, "demo", False) or not have_credentials()
     temp: str | None = None
     if args.cwd:

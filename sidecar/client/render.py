@@ -10,6 +10,7 @@ still gets absolute paths (only what is printed changes).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import difflib
 import re
@@ -25,6 +26,7 @@ from rich.markdown import Heading, Markdown
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
+from rich.theme import Theme
 
 COLLAPSED_LINES = 6  # tool output lines shown under a tool line; /expand shows the rest
 PREVIEW_LINES = 12  # lines of the block being written shown above the working line
@@ -108,6 +110,7 @@ def diff_text(path: str, old: str | None, new: str) -> Text:
         style = "green" if line.startswith("+") else "red" if line.startswith("-") else \
             "cyan" if line.startswith("@@") else "dim"
         out.append(line if line.endswith("\n") else line + "\n", style=style)
+    out.rstrip()  # console.print ends the line
     return out
 
 
@@ -123,7 +126,17 @@ class ChatMarkdown(Markdown):
 
 
 def markdown(text: str) -> Markdown:
-    return ChatMarkdown(text, code_theme="ansi_dark", inline_code_theme="ansi_dark", hyperlinks=False)
+    return ChatMarkdown(text, code_theme="ansi_dark", hyperlinks=False)
+
+
+# rich's Markdown styles, toned for a transcript read on dark and light terminals alike: no black
+# background behind inline code, headings bold rather than coloured.
+CHAT_THEME = Theme({"markdown.code": "bold cyan", "markdown.h1": "bold underline", "markdown.h2": "bold",
+                    "markdown.h3": "bold", "markdown.h4": "bold italic", "markdown.table.header": "bold"})
+
+
+def chat_console(**options: Any) -> Console:
+    return Console(theme=CHAT_THEME, **options)
 
 
 class MarkdownBlocks:
@@ -232,6 +245,7 @@ class UpdateRenderer:
         self._after_gap = True  # the last line printed is blank (or nothing yet): no gap needed
         # The turn's working line.
         self._live: Live | None = None
+        self._ticker: asyncio.Task[None] | None = None
         self._started = 0.0
         self._chars = 0
         self._activity = "Thinking"
@@ -273,14 +287,26 @@ class UpdateRenderer:
 
     def _start_live(self) -> None:
         if self.rich_text and self._live is None:
-            self._live = Live(_WorkingArea(self), console=self.console, refresh_per_second=8, transient=True,
+            # Refreshed from the event loop, never from rich's refresh thread: a refresh racing a print
+            # from the loop moved the cursor by a stale height and erased transcript lines above.
+            self._live = Live(_WorkingArea(self), console=self.console, auto_refresh=False, transient=True,
                               redirect_stdout=False, redirect_stderr=False)
-            self._live.start()
+            self._live.start(refresh=True)
+            with contextlib.suppress(RuntimeError):  # no running loop (a unit test): no ticking
+                self._ticker = asyncio.get_running_loop().create_task(self._tick(self._live))
+
+    async def _tick(self, live: Live) -> None:
+        while self._live is live:
+            live.refresh()
+            await asyncio.sleep(1 / 8)  # the spinner's frame rate
 
     def _stop_live(self) -> None:
         if self._live is not None:
             self._live.stop()
             self._live = None
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
 
     def status_line(self) -> Text:
         if self._notice is not None:
@@ -433,6 +459,17 @@ class UpdateRenderer:
         self.finish()
         self.console.print(Text(f"↻ {message}", style="yellow"), markup=False, highlight=False)
 
+    def show(self, renderable: RenderableType, *, gap: bool = True) -> None:
+        """Print something of the client's own (a list, a notice) as a transcript item."""
+        self.finish()
+        self._print(renderable, gap=gap)
+
+    def gap(self) -> None:
+        """One blank line unless the last line printed is blank (before the prompt)."""
+        if self.rich_text and not self._after_gap:
+            self.console.print()
+            self._after_gap = True
+
     def note(self, text: str, style: str = "dim", *, gap: bool = True) -> None:
         self.finish()
         self._print(Text(text, style=style), gap=gap)
@@ -469,6 +506,8 @@ class _WorkingArea:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         self.spinner.text = self.renderer.status_line()
         preview = self.renderer.preview()
-        parts: list[RenderableType] = [preview] if preview is not None else []
+        parts: list[RenderableType] = [] if self.renderer._after_gap else [Text("")]
+        if preview is not None:
+            parts += [preview, Text("")]
         parts.append(self.spinner)
         yield Group(*parts)

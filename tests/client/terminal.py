@@ -65,7 +65,7 @@ class Terminal:
         """Everything written, escape codes removed (what scrolled or was erased included)."""
         return ANSI.sub("", "".join(self.raw))
 
-    def wait_for(self, pattern: str, timeout: float = 120) -> re.Match[str]:
+    def wait_for(self, pattern: str, timeout: float = 60) -> re.Match[str]:
         """Until the screen shows ``pattern`` (a regular expression, multi-line)."""
         deadline = time.monotonic() + timeout
         regex = re.compile(pattern, re.MULTILINE)

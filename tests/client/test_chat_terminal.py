@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +54,7 @@ def prompt_ready(terminal: Terminal) -> None:
     terminal.wait_for(r"^› ?$(?![\s\S]*\S)")  # the prompt is the last thing on the screen
 
 
+@pytest.mark.timeout(300)
 def test_a_chat_in_a_terminal(terminals: list[Terminal], sidecar_env: dict[str, str], workspace: Path,
                               model_server: ScriptedModelServer) -> None:
     model_server.add_turns([
@@ -120,7 +122,9 @@ def test_a_chat_in_a_terminal(terminals: list[Terminal], sidecar_env: dict[str, 
     again.wait_for(r"^Resumed ")
     again.wait_for(r"^Still here\.$")
     prompt_ready(again)
-    assert "› show me" in again.text() and "**" not in again.text()
+    lines = again.lines()
+    assert lines.index("› show me") > next(i for i, line in enumerate(lines) if line.startswith("✻ Sidecar"))
+    assert "**" not in again.text()  # the replay is rendered too
     again.type("more")
     again.wait_for(r"^Continued\.$")
     prompt_ready(again)
@@ -131,3 +135,41 @@ def test_a_chat_in_a_terminal(terminals: list[Terminal], sidecar_env: dict[str, 
     again.key("ctrl-c")
     assert again.wait_exit() == 0
     assert "Traceback" not in again.output()
+
+
+@pytest.mark.timeout(300)
+def test_resume_lists_this_folders_sessions_and_loads_the_one_picked(
+        terminals: list[Terminal], sidecar_env: dict[str, str], workspace: Path,
+        model_server: ScriptedModelServer) -> None:
+    model_server.add_turns([{"content": [{"type": "text", "text": "First answer."}]},
+                            {"content": [{"type": "text", "text": "Second answer."}]},
+                            {"content": [{"type": "text", "text": "Back in the first."}]}])
+    for prompt in ("the first question", "the second question"):  # two sessions, one turn each (piped)
+        done = subprocess.run([sys.executable, "-m", "sidecar", "chat", "--cwd", str(workspace), prompt],
+                              env=sidecar_env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    term = chat(terminals, sidecar_env, workspace, "--resume")
+    term.wait_for(r"Sessions in this folder, newest first:")
+    listed = term.wait_for(r"^  1\. (.*)\n  2\. (.*)$")
+    assert "second question" in listed.group(1) and "first question" in listed.group(2)
+    term.wait_for(r"Resume which \(1–2\) \[1\]:$")
+    term.type("2")
+    term.wait_for(r"^First answer\.$")
+    prompt_ready(term)
+    assert "Second answer" not in term.text()
+    term.type("go on")
+    term.wait_for(r"^Back in the first\.$")
+    assert "the first question" in json.dumps(model_server.message_requests()[2].body["messages"])
+    term.key("ctrl-d")
+    assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize("session_id", ["sess_nothere", "../../etc/passwd"])
+def test_resume_of_an_unknown_session_is_one_line(sidecar_env: dict[str, str], workspace: Path,
+                                                  session_id: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "sidecar", "chat", "--cwd", str(workspace), "--resume", session_id],
+                          env={**sidecar_env, "COLUMNS": "200"}, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 1
+    said = (done.stdout + done.stderr).strip().splitlines()
+    assert len(said) == 1 and session_id in said[0] and "Traceback" not in said[0], said
