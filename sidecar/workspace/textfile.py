@@ -76,8 +76,34 @@ def decode(data: bytes) -> tuple[str, Encoding]:
 
 
 def encode(text: str, enc: Encoding) -> bytes:
-    data = text.encode(enc.name)
+    """The file's bytes; a ToolError naming the encoding and the first character it cannot hold."""
+    try:
+        data = text.encode(enc.name)
+    except UnicodeEncodeError as exc:
+        raise unencodable(text, enc, exc) from None
     return enc.bom + data if enc.bom else data  # no copy of the whole file for the common no-BOM case
+
+
+def check_encodable(text: str, enc: Encoding, who: str = "the file") -> None:
+    """Raise the ToolError of ``encode`` before anything is asked or written (Edit's new_string, Write's
+    content). UTF-8 and UTF-16 hold every character but lone surrogates, so only those are checked there."""
+    if enc.name == "utf-8" and text.isascii():
+        return
+    try:
+        text.encode(enc.name)
+    except UnicodeEncodeError as exc:
+        raise unencodable(text, enc, exc, who) from None
+
+
+def unencodable(text: str, enc: Encoding, exc: UnicodeEncodeError, who: str = "the file") -> ToolError:
+    bad = text[exc.start:exc.end]
+    chars = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in dict.fromkeys(bad))
+    line = text.count("\n", 0, exc.start) + 1
+    column = exc.start - (text.rfind("\n", 0, exc.start) + 1) + 1
+    return ToolError(f"{who} is encoded as {enc.name}, which cannot hold {chars} (line {line}, column {column} of "
+                     f"the new text). Nothing was written. Use characters {enc.name} holds (an escape the "
+                     "file's language understands, such as \\u2192 or &rarr;, or plain ASCII such as ->), "
+                     "then call again.")
 
 
 def to_model(text: str, enc: Encoding) -> str:

@@ -337,3 +337,34 @@ async def test_a_newline_in_a_file_name_never_reaches_a_title_raw(
     assert titles and all("\n" not in t and "\u202e" not in t for t in titles)
     assert question["toolCall"]["rawInput"]["file_path"] == str(workspace / name)  # the input itself is exact
     assert not (workspace / name).exists()
+
+
+# ---- an encoding that cannot hold the new text ----------------------------------------------------
+
+async def test_an_edit_the_files_encoding_cannot_hold_is_a_tool_error_naming_both(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    latin = workspace / "legacy.txt"
+    original = "caf\xe9 -> menu\nprix: 5\n".encode("latin-1")
+    latin.write_bytes(original)
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    try:
+        session = (await new_session(harness, workspace))["sessionId"]
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(latin)}}]},
+            {"content": [{"type": "tool_use", "name": "Edit", "input": {
+                "file_path": str(latin), "old_string": "caf\xe9 -> menu", "new_string": "caf\xe9 \u2192 menu"}},
+                {"type": "tool_use", "name": "Write", "input": {
+                    "file_path": str(latin), "content": "caf\xe9 \u2192 menu\n"}}]},
+            {"content": [{"type": "text", "text": "done"}]},
+        ])
+        assert await harness.prompt(session, "use an arrow") == "end_turn"
+    finally:
+        await harness.process.close()
+    edit, write = model_server.message_requests()[2].tool_results()
+    for result in (edit, write):
+        text = json.dumps(result, ensure_ascii=False)
+        assert result["is_error"], text
+        assert "encoded as latin-1, which cannot hold '→' (U+2192)" in text and "Nothing was written" in text
+        assert "internal error" not in text.lower() and "UnicodeEncodeError" not in text
+    assert latin.read_bytes() == original
+    assert harness.permission_requests == []  # refused before any question

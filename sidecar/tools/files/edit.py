@@ -51,6 +51,7 @@ from sidecar.workspace.textfile import (
     Encoding,
     TempFile,
     atomic_write,
+    check_encodable,
     commit_temp,
     decode,
     discard_temp,
@@ -362,6 +363,7 @@ def _replace(who: str, data: bytes, inp: EditInput) -> _Change:
         raise ToolError(f"{who} is a binary file; Edit changes text files only.") from None
     old = from_model(inp.old_string, enc)
     new = from_model(inp.new_string, enc)
+    check_encodable(new, enc, who)  # before the question: a Latin-1 file cannot take U+2192
     if old == "":
         if text.strip():
             raise ToolError(f"old_string is empty, but {who} is not empty. Give the exact text to replace.")

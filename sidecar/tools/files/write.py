@@ -37,7 +37,16 @@ from sidecar.tools.files.common import (
 from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.diffs import make_diff
 from sidecar.workspace.ledger import fingerprint_of
-from sidecar.workspace.textfile import BinaryFileError, Encoding, atomic_write, decode, encode, from_model, is_crlf
+from sidecar.workspace.textfile import (
+    BinaryFileError,
+    Encoding,
+    atomic_write,
+    check_encodable,
+    decode,
+    encode,
+    from_model,
+    is_crlf,
+)
 
 
 class WriteInput(ToolInput):
@@ -114,6 +123,7 @@ class WriteTool(Tool[WriteInput]):
         except BinaryFileError:
             old_text, enc = None, Encoding("utf-8")
         new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
+        check_encodable(new_text, enc, who)  # before the question: the file keeps its encoding
         landing = await review(ctx, self.name, path, old_text, new_text, raw_input)
         # The file's errors before the change (so the result names the new ones): only once approved,
         # since asking a language server can run programs (docs/lsp.md "What a repository can run").
