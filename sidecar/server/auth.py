@@ -1,11 +1,14 @@
 """ACP authentication: the ``authMethods`` ``initialize`` advertises, ``authenticate``, and the auth errors.
 
-Two methods (docs/protocol.md, "Authentication"):
+Two methods, three when the client runs terminal auth (docs/protocol.md, "Authentication"):
 - ``keychain`` (an agent method): the key ``sidecar login`` saved in the OS keychain. ``authenticate``
   succeeds when a key is there (or the environment already has one, which wins) and says how to save one
   when not.
 - ``anthropic-api-key`` (ACP's ``env_var`` method): the client sets ``ANTHROPIC_API_KEY`` when it starts
   the agent. ``authenticate`` succeeds when the agent has that key.
+- ``login`` (ACP's ``terminal`` method, offered only to a client with ``clientCapabilities.auth.terminal``):
+  the client runs the agent's command with ``args: ["login"]`` in a terminal, which is ``sidecar login``;
+  then ``authenticate`` answers as for ``keychain``.
 
 No key at the first prompt, or a key the endpoint refused (HTTP 401), is ACP's ``-32000`` (authentication
 required, so an ACP editor offers these methods) with ``data.sidecar = {reason: "auth_missing" |
@@ -24,6 +27,7 @@ from sidecar.secrets import secret
 
 KEYCHAIN = "keychain"
 ENV_KEY = "anthropic-api-key"
+LOGIN = "login"
 
 AUTH_METHODS: list[dict[str, Any]] = [
     {"id": KEYCHAIN, "name": "OS keychain (sidecar login)",
@@ -33,6 +37,15 @@ AUTH_METHODS: list[dict[str, Any]] = [
      "vars": [{"name": "ANTHROPIC_API_KEY", "label": "Anthropic API key", "secret": True}],
      "link": "https://console.anthropic.com/settings/keys"},
 ]
+TERMINAL_LOGIN: dict[str, Any] = {
+    "id": LOGIN, "type": "terminal", "name": "Log in in a terminal (sidecar login)",
+    "description": "Type the API key once; it is kept in the OS keychain.", "args": ["login"]}
+
+
+def auth_methods(client_capabilities: dict[str, Any]) -> list[dict[str, Any]]:
+    auth = client_capabilities.get("auth")
+    terminal = isinstance(auth, dict) and auth.get("terminal") is True
+    return [*AUTH_METHODS, TERMINAL_LOGIN] if terminal else list(AUTH_METHODS)
 
 
 def _auth_error(reason: str, message: str, settings: ModelSettings, *, source: str | None = None,
@@ -54,8 +67,8 @@ def auth_rpc_error(exc: ModelError, settings: ModelSettings) -> RpcError | None:
 
 def authenticate(params: dict[str, Any], settings: ModelSettings) -> dict[str, Any]:
     method = params.get("methodId")
-    if method not in (KEYCHAIN, ENV_KEY):
-        raise RpcError(INVALID_PARAMS, f"Unknown methodId {method!r}; use one of {KEYCHAIN}, {ENV_KEY}")
+    if method not in (KEYCHAIN, ENV_KEY, LOGIN):
+        raise RpcError(INVALID_PARAMS, f"Unknown methodId {method!r}; use one of {KEYCHAIN}, {ENV_KEY}, {LOGIN}")
     env_key = secret("ANTHROPIC_API_KEY") or secret("ANTHROPIC_AUTH_TOKEN")
     if method == ENV_KEY:
         if env_key:

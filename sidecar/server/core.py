@@ -29,7 +29,7 @@ from sidecar.model.client import ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
 from sidecar.model.settings import ModelSettings
 from sidecar.secrets import capture_secrets
-from sidecar.server.auth import AUTH_METHODS, auth_rpc_error, authenticate
+from sidecar.server.auth import auth_methods, auth_rpc_error, authenticate
 from sidecar.server.plain_params import (
     parse,
     parse_config_option_params,
@@ -216,7 +216,7 @@ class SessionCore:
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": self.agent_capabilities(),
             "agentInfo": {"name": DISTRIBUTION, "title": "Sidecar", "version": version()},
-            "authMethods": AUTH_METHODS,
+            "authMethods": auth_methods(channel.client_capabilities),
         }
 
     async def authenticate(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:

@@ -93,6 +93,18 @@ async def test_initialize_offers_the_keychain_and_the_environment(agent: Sidecar
                                                "secret": True}]
 
 
+async def test_terminal_login_is_offered_to_a_client_that_runs_terminal_auth(agent: SidecarProcess,
+                                                                            env: dict[str, str]) -> None:
+    await agent.start()
+    init = await agent.initialize({"auth": {"terminal": True}})
+    login = init["authMethods"][-1]
+    assert login == {"id": "login", "type": "terminal", "name": "Log in in a terminal (sidecar login)",
+                     "description": "Type the API key once; it is kept in the OS keychain.", "args": ["login"]}
+    # What the client runs for it: the agent's command with these args instead of `serve --acp`.
+    assert sidecar(env, *login["args"], stdin=KEY + "\n").returncode == 0
+    assert await agent.request("authenticate", {"methodId": "login"}) == {}
+
+
 async def test_no_key_first_prompt_says_how_to_set_one(agent: SidecarProcess, workspace: Path) -> None:
     await start(agent)
     with pytest.raises(RemoteError) as err:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import subprocess
 import tarfile
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,40 +16,7 @@ import pytest
 from sidecar import version
 from sidecar.client.connection import SidecarProcess
 from sidecar.testing.scripted_server import ScriptedModelServer
-from tests.install.wheelhouse import REPO, build_wheelhouse, clean_env, locked_requirements, uv
-
-
-@dataclass
-class Installed:
-    root: Path  # the temporary "machine": home, tools, dist, wheelhouse
-    home: Path
-    sidecar: Path  # the installed console script
-    python: Path  # the tool environment's interpreter
-    wheel: Path
-    sdist: Path
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return clean_env(self.home, PATH=f"{self.sidecar.parent}:/usr/local/bin:/usr/bin:/bin", **extra)
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
-    root = tmp_path_factory.mktemp("install")
-    assert not root.resolve().is_relative_to(REPO)
-    dist = root / "dist"
-    uv("build", "--offline", "--out-dir", str(dist))
-    (wheel,) = dist.glob("sidecar_agent-*.whl")
-    (sdist,) = dist.glob("sidecar_agent-*.tar.gz")
-    pins = locked_requirements(root / "constraints.txt")
-    build_wheelhouse(root / "wheelhouse", pins)
-    home = root / "home"
-    home.mkdir()
-    env = clean_env(home, UV_CACHE_DIR=str(root / "uv-cache"), UV_TOOL_DIR=str(root / "tools"),
-                    UV_TOOL_BIN_DIR=str(root / "bin"))
-    uv("tool", "install", "--offline", "--no-index", "--find-links", str(root / "wheelhouse"),
-       "--constraints", str(root / "constraints.txt"), "--python", "python3", str(wheel), env=env, cwd=root)
-    yield Installed(root, home, root / "bin" / "sidecar", root / "tools" / "sidecar-agent" / "bin" / "python",
-                    wheel, sdist)
+from tests.install.conftest import Installed
 
 
 def test_archives_hold_the_package_not_the_repository(installed: Installed) -> None:
