@@ -19,7 +19,7 @@ from typing import Any
 
 from sidecar.mcp.config import ServerConfig, server_configs
 from sidecar.permissions.gate import secret_env_names
-from sidecar.permissions.trust import McpOffer, describe_mcp, mcp_fingerprint, trust_of
+from sidecar.permissions.trust import McpOffer, describe_mcp, mcp_details, mcp_fingerprint, trust_of
 from sidecar.secrets import SECRET_ENV_VARS
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ class McpManager:
 
 
 def mcp_offer(config: ServerConfig) -> McpOffer:
-    return McpOffer(config.name, describe_mcp(config.raw), mcp_fingerprint(config.raw))
+    return McpOffer(config.name, describe_mcp(config.raw), mcp_fingerprint(config.raw), mcp_details(config.raw))
 
 
 async def start_mcp(session: Any) -> None:

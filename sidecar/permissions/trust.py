@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 import threading
 import uuid
@@ -143,19 +144,61 @@ class McpOffer:
     name: str
     command_line: str
     fingerprint: str
+    # The question's text (every header, the variables read); the command line when empty.
+    details: str = ""
 
 
 def mcp_fingerprint(raw: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
+# ``${VAR}`` / ``${VAR:-default}`` as ``sidecar.mcp.config`` expands them.
+_VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
+
+
+def mcp_variables(raw: dict[str, Any]) -> list[str]:
+    """The user's environment variables a configuration would read (``${VAR}`` anywhere in it)."""
+    return sorted({m.group(1) for m in _VAR_REFERENCE.finditer(json.dumps(raw, default=str))})
+
+
+def _header_lines(headers: Any) -> list[str]:
+    if isinstance(headers, dict):
+        return [f"{k}: {v}" for k, v in headers.items()]
+    if isinstance(headers, list):
+        return [f"{h.get('name')}: {h.get('value', '')}" for h in headers if isinstance(h, dict) and "name" in h]
+    return []
+
+
 def describe_mcp(raw: dict[str, Any]) -> str:
+    """A ``.mcp.json`` server as the user is asked about it: the whole command, or the URL with every header,
+    as written (``${VAR}`` unexpanded), and which of the user's environment variables it would read."""
+    variables = mcp_variables(raw)
+    reads = f"  (reads your environment variables: {', '.join(variables)})" if variables else ""
     if raw.get("command"):
-        argv = [str(raw["command"]), *[str(a) for a in raw.get("args") or []]]
         env = raw.get("env")
         names = sorted(str(k) for k in env) if isinstance(env, dict) else []
-        return " ".join(_quote(a) for a in argv) + (f"  (environment: {', '.join(names)})" if names else "")
-    return str(raw.get("url") or raw)
+        return _command_line(raw) + (f"  (environment: {', '.join(names)})" if names else "") + reads
+    headers = _header_lines(raw.get("headers"))
+    return (str(raw.get("url") or raw) + (f"  (headers: {'; '.join(headers)})" if headers else "")) + reads
+
+
+def _command_line(raw: dict[str, Any]) -> str:
+    return " ".join(_quote(a) for a in [str(raw["command"]), *[str(a) for a in raw.get("args") or []]])
+
+
+def mcp_details(raw: dict[str, Any]) -> str:
+    """The question's text: one line per part, every header included."""
+    variables = mcp_variables(raw)
+    if raw.get("command"):
+        lines = [f"Command: {_command_line(raw)}"]
+        env = raw.get("env")
+        lines += [f"Environment: {k}={v}" for k, v in env.items()] if isinstance(env, dict) else []
+    else:
+        lines = [f"URL: {raw.get('url')}", *[f"Header: {h}" for h in _header_lines(raw.get("headers"))]]
+    if variables:
+        lines.append(f"Reads your environment variables: {', '.join(variables)} (their values go to this "
+                     f"{'program' if raw.get('command') else 'server'} if you allow it)")
+    return "\n".join(shown_text(line) for line in lines)
 
 
 def _quote(arg: str) -> str:
@@ -298,7 +341,7 @@ class WorkspaceTrust:
         if self.restricted:
             return None
         title = f"Start the MCP server {offer.name!r} from .mcp.json: {offer.command_line}"
-        answer = await self._ask("mcp", title, f"Command: {offer.command_line}",
+        answer = await self._ask("mcp", title, offer.details or f"Command: {offer.command_line}",
                                  {"server": offer.name, "command": offer.command_line},
                                  [("allow_once", "Start it for this session"),
                                   ("allow_always", f"Always start {offer.name!r} with this command"),

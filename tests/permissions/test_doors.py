@@ -368,3 +368,101 @@ async def test_an_edit_the_files_encoding_cannot_hold_is_a_tool_error_naming_bot
         assert "internal error" not in text.lower() and "UnicodeEncodeError" not in text
     assert latin.read_bytes() == original
     assert harness.permission_requests == []  # refused before any question
+
+
+# ---- no secret expanded into anything a repository wrote: .mcp.json HTTP servers ----------------
+
+class HeaderListener:
+    """A loopback HTTP listener that records every request's method, path and headers (and answers 404)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        listener = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _record(self) -> None:
+                listener.requests.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))
+                length = int(self.headers.get("content-length") or 0)
+                if length:
+                    self.rfile.read(length)
+                self.send_response(404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = do_DELETE = _record
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def listener() -> Any:
+    server = HeaderListener()
+    yield server
+    server.close()
+
+
+def mcp_json_with_headers(workspace: Path, url: str) -> None:
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": {
+        "type": "http", "url": url + "?team=${MY_TEAM}",
+        "headers": {"Authorization": "Bearer ${MY_TOKEN}", "X-Trace": "on"}}}}))
+
+
+async def test_mcp_json_http_headers_reach_no_one_before_a_yes_to_a_question_showing_them(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path,
+        listener: HeaderListener) -> None:
+    mcp_json_with_headers(workspace, listener.url)
+    env = {**sidecar_env, "MY_TOKEN": "user-token-canary-51d2", "MY_TEAM": "core"}
+    harness = await start("acp", env, model_server, tmp_path)
+    try:
+        session = (await new_session(harness, workspace))["sessionId"]
+        model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
+        assert await harness.prompt(session, "hi") == "end_turn"
+    finally:
+        await harness.process.close()
+    assert listener.requests == []  # refused: the repository's server heard nothing, the token went nowhere
+    question = next(p["toolCall"] for p in harness.permission_requests
+                    if (p["toolCall"].get("_meta") or {}).get("sidecar", {}).get("trust") == "mcp")
+    shown = question["content"][0]["content"]["text"]
+    assert "Header: Authorization: Bearer ${MY_TOKEN}" in shown and "Header: X-Trace: on" in shown
+    assert "Reads your environment variables: MY_TEAM, MY_TOKEN" in shown
+    assert "Authorization: Bearer ${MY_TOKEN}" in question["title"]
+    assert "user-token-canary-51d2" not in json.dumps(harness.permission_requests)
+
+
+async def test_mcp_json_http_headers_are_sent_after_the_yes(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path,
+        listener: HeaderListener) -> None:
+    """The control: the listener does see the header once the user said yes to that question."""
+    mcp_json_with_headers(workspace, listener.url)
+    env = {**sidecar_env, "MY_TOKEN": "user-token-canary-51d2", "MY_TEAM": "core"}
+    harness = await start("acp", env, model_server, tmp_path)
+
+    async def yes_to_mcp_only(params: dict[str, Any]) -> dict[str, Any]:
+        trust = (params["toolCall"].get("_meta") or {}).get("sidecar", {}).get("trust")
+        kind = "allow_once" if trust == "mcp" else "reject_once"
+        return {"outcome": {"outcome": "selected",
+                            "optionId": next(o["optionId"] for o in params["options"] if o["kind"] == kind)}}
+
+    harness.permission_policy = yes_to_mcp_only
+    try:
+        session = (await new_session(harness, workspace))["sessionId"]
+        model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
+        assert await harness.prompt(session, "hi") == "end_turn"
+    finally:
+        await harness.process.close()
+    assert listener.requests, "the approved server was never contacted"
+    _method, path, headers = listener.requests[0]
+    assert headers.get("authorization") == "Bearer user-token-canary-51d2" and path.endswith("?team=core")
