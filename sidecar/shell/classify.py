@@ -26,6 +26,7 @@ from sidecar.shell.expand import expand_word, has_glob
 from sidecar.shell.gitdir import outside_places
 from sidecar.shell.options import starts_literal, unquoted_expansion
 from sidecar.shell.parse import ParsedCommand, Redirect, SimpleCommand, assignable, parse
+from sidecar.shell.programs.docker import docker_ro
 
 CLASSES = (
     "read-only",
@@ -574,16 +575,42 @@ SAFE_ENV_VARS = frozenset(
 )
 
 
-def safe_assignment(assignment: str) -> bool:
-    """``NAME=value`` of a variable in ``SAFE_ENV_VARS`` whose value names no file: ``TZ=/etc/x`` and
-    ``TZ=:x`` read a time zone file, ``LANG=/x`` a locale folder (``TZ=Europe/Paris`` is fine)."""
+# Variables bash itself gives a meaning to, and the names and prefixes of variables that programs read
+# to change what they run, read, write or connect to (a loader, a config file, a pager, a proxy, git's
+# own …). An assignment of any other name changes nothing a read-only command does (issue 29): `FOO=bar`,
+# `A=1 B=2 ls -la`. Matched case-insensitively: `http_proxy` is read as well as `HTTP_PROXY`.
+_MEANINGFUL_VARIABLE = re.compile(
+    r"(PATH|.*PATH|IFS|PS[0-9]|PROMPT_COMMAND.*|ENV|BASH.*|SHELL.*|CDPATH|GLOBIGNORE|HOME|OLDPWD|PWD|"
+    r"HIST.*|INPUTRC|MAIL.*|OPT(IND|ARG|ERR)|TIMEFORMAT|TMOUT|FUNCNEST|EXECIGNORE|FIGNORE|COMP.*|READLINE.*|"
+    r"POSIXLY_CORRECT|LD_.*|DYLD_.*|GCONV.*|LOCPATH|NLSPATH|MALLOC.*|GLIBC.*|LC_.*|LANG.*|TZ.*|TERMINFO.*|"
+    r"TERMCAP|TMPDIR|TEMP|TMP|XDG_.*|GIT.*|GREP.*|LESS.*|MORE|PAGER|.*PAGER|EDITOR|VISUAL|BROWSER|MANOPT|"
+    r"MAN.*|TAR.*|XZ.*|GZIP|BZIP.*|ZSTD.*|LZ.*|RIPGREP.*|FZF.*|JQ.*|MAGIC|PYTHON.*|NODE.*|NPM.*|RUBY.*|"
+    r"PERL.*|JAVA.*|SSL.*|CURL.*|WGET.*|.*_PROXY|.*PROXY|SSH.*|GNUPG.*|GPG.*|DOCKER.*|PODMAN.*|CONTAINER.*|"
+    r"KUBE.*|AWS.*|OPENSSL.*|SUDO.*|DISPLAY|WAYLAND.*|DBUS.*|XAUTH.*|SYSTEMD.*|HOSTALIASES|RES_OPTIONS|"
+    r"LOCALDOMAIN|QUOTING_STYLE|TIME_STYLE|.*BLOCK_SIZE|BLOCKSIZE|SIMPLE_BACKUP_SUFFIX|VERSION_CONTROL|"
+    r"SHLVL|UID|EUID|PPID|RANDOM|SRANDOM|SECONDS|LINENO|FUNCNAME|GROUPS|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|"
+    r"EPOCH.*|auto_resume|histchars|SIDECAR.*|ANTHROPIC.*|CLAUDE.*)",
+    re.IGNORECASE)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def safe_assignment(assignment: str, standalone: bool = False) -> bool:
+    """Whether ``NAME=value`` changes nothing a read-only command does.
+
+    A variable in ``SAFE_ENV_VARS`` whose value names no file (``TZ=/etc/x`` and ``TZ=:x`` read a time
+    zone file, ``LANG=/x`` a locale folder; ``TZ=Europe/Paris`` is fine); or any other name that neither
+    bash nor a program gives a meaning to (``_MEANINGFUL_VARIABLE``) and, for an assignment on its own
+    (``standalone``: it stays in the shell and later commands see it only if it is exported), that is not
+    already in the environment (assigning an exported variable changes what every later command gets)."""
     name, _, value = assignment.partition("=")
-    if name not in SAFE_ENV_VARS:
+    if name in SAFE_ENV_VARS:
+        value = value.strip("'\"")
+        if name == "TZ":
+            return not value.startswith(("/", ":", ".")) and ".." not in value
+        return "/" not in value
+    if not _NAME.fullmatch(name) or _MEANINGFUL_VARIABLE.fullmatch(name):
         return False
-    value = value.strip("'\"")
-    if name == "TZ":
-        return not value.startswith(("/", ":", ".")) and ".." not in value
-    return "/" not in value
+    return not (standalone and name in os.environ)
 
 
 SAFE_DEVICES = frozenset(
@@ -1484,7 +1511,7 @@ def classify_simple(cmd: SimpleCommand, where: Where) -> tuple[str, str]:
     if reason:
         return "catastrophic", reason
     if not cmd.words:
-        if all(safe_assignment(a) for a in cmd.assignments):
+        if all(safe_assignment(a, standalone=True) for a in cmd.assignments):
             return "read-only", ""
         return "unknown", "sets shell variables that change what later commands run"
     if not cmd.literal[0]:
@@ -2476,8 +2503,8 @@ def _check_git_ro(args: list[str], lit: list[bool]) -> str | None:
     """git: global options from an allow-list; subcommand options checked against what can run a
     program or write, *with git's parse-options abbreviations* (any prefix of a dangerous option counts);
     then the subcommand must be one that only reads (``_check_git``)."""
-    if args in (["--version"], ["version"]):
-        return None
+    if args in (["--version"], ["version"], ["--help"], ["help"], ["-h"]):
+        return None  # usage and the command list, printed by git itself (no manual viewer)
     i = 0
     while i < len(args) and args[i].startswith("-"):
         a = args[i]
@@ -2495,6 +2522,9 @@ def _check_git_ro(args: list[str], lit: list[bool]) -> str | None:
     for r in rest:
         if r == "--":
             break
+        if r == "--help" or (sub == "help" and rest):
+            return (f"git {sub} --help opens the manual with the viewer git's configuration names (help.format, "
+                    "man.viewer, web.browser: a repository's own config can name a program)")
         if r.startswith("--") and len(r) > 2:
             name = r.split("=", 1)[0]
             if name in _GIT_EXACT_OK and not (name == "--text" and sub in ("cat-file", "blame")):
@@ -2542,6 +2572,8 @@ def read_only_reason(cmd: SimpleCommand, base: str) -> str | None:
         parsed_xxd = xxd_operands(args, lit)
         return parsed_xxd if isinstance(parsed_xxd, str) else (
             "xxd INFILE OUTFILE writes OUTFILE" if len(parsed_xxd) > 1 else None)
+    if base in ("docker", "podman"):
+        return docker_ro(args, lit, base)
     if base in _VERSION_ONLY:
         return None if args and all(a in ("--version", "-V") for a in args) else f"{base} runs code"
     if spec is None:

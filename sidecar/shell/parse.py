@@ -178,6 +178,9 @@ _SPECIAL_PARAM = re.compile(r"[0-9]|[@*#?$!-]")
 _ARITH_SAFE = re.compile(r"[0-9\s+\-*/%()<>=!&|^~?:,]*")
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _WORD_BREAK = set(" \t\n;&|()<>")
+# ${name@op}: transformations that only quote or re-case the value (`@P` expands it as a prompt, which
+# runs command substitutions: not listed).
+_SAFE_TRANSFORMS = frozenset({"@Q", "@E", "@U", "@u", "@L", "@a", "@A", "@K", "@k"})
 # ${name<op>word}: operators whose word is only expanded (no assignment, no arithmetic, no prompt).
 _PARAM_OPS = (":-", ":+", ":?", "##", "%%", "-", "+", "?", "#", "%")
 
@@ -200,7 +203,7 @@ def _param_hazard(body: str) -> str | None:
     if m is None:
         return f"${{{body}}}: indirect or unusual parameter expansion"
     rest = body[m.end() :]
-    if rest == "":
+    if rest == "" or rest in _SAFE_TRANSFORMS:
         return None
     op = next((o for o in _PARAM_OPS if rest.startswith(o)), None)
     if op is None:
@@ -707,8 +710,11 @@ class _Collector:
 
     def _unwrap_shell(self, cmd: SimpleCommand) -> None:
         """``sh -c STRING``: STRING is parsed again. The shell itself is transparent only with options
-        that change nothing read-only cares about: ``-l``/``-i``/``--login``/``--rcfile`` read rc files,
-        so they keep the shell a part of its own (not read-only), though STRING is still listed."""
+        that change nothing read-only cares about: ``-c -e -x -u -v -f -n -o X``, and (issue 29) ``-l`` /
+        ``--login``, which reads the user's own profile files (``/etc/profile``, ``~/.profile``: not the
+        repository's, and no aliases in a non-interactive shell). ``-i`` (``~/.bashrc``, aliases, history
+        expansion) and ``--rcfile`` keep the shell a part of its own (not read-only), though STRING is
+        still listed."""
         words = cmd.words
         clean = True
         i = 1
@@ -721,7 +727,7 @@ class _Collector:
                 continue
             if not w.startswith(("-", "+")) or w in ("-", "--"):
                 return
-            if w.startswith("--") or not set(w[1:]) <= set("cexuvfn"):
+            if w != "--login" and (w.startswith("--") or not set(w[1:]) <= set("cexuvfnl")):
                 clean = False
             if not w.startswith("--") and "c" in w[1:]:
                 if i + 1 < len(words) and cmd.literal[i + 1] and self.add_parsed(words[i + 1], "sh -c"):

@@ -12,7 +12,7 @@ What counts as an effect:
 The corpus: the classifier's own read-only tables, the issue's examples, the kinds of commands the
 peers (Codex, Gemini CLI, Roo, Cline) call safe, and generated combinations of wrappers × options ×
 expansions. Commands the classifier does not call read-only are not run (they would ask). The test prints
-how many commands it ran, and the agreement with the peers' safe cases (must stay >= 85 %).
+how many commands it ran, and the agreement with the peers' safe cases (must stay >= 90 %, issue 29).
 """
 
 from __future__ import annotations
@@ -57,6 +57,17 @@ PEER_SAFE = [
     "git describe --always", "find . -name '*.txt' -print", "grep -i ALPHA a.txt", "test -f a.txt",
     "[ -d sub ]", "hostname", "uptime", "nproc", "ps aux", "whereis ls", "type ls", "command -v ls",
     "sleep 0", "yes | head -2", "cat -n a.txt", "less a.txt", "more a.txt", "man -w ls",
+    # issue 29: what the peers run without a question and we asked for
+    "docker ps", "docker ps -a", "docker ps --format '{{.Names}}'", "docker images", "docker image ls",
+    "docker container ls -a", "docker logs web", "docker logs --tail 50 web", "docker logs -f -n 10 web",
+    "docker inspect web", "docker inspect -f '{{.State.Status}}' web", "docker version", "docker info",
+    "docker network ls", "docker volume ls", "docker stats --no-stream", "docker system df",
+    "docker compose ps", "docker compose ps -a", "docker compose ls", "docker compose images",
+    "docker compose config --services", "docker compose version", "podman ps", "podman images",
+    "podman logs web", "docker --version", "bash -lc 'ls && git status'", "bash -lc 'cat a.txt | head -1'",
+    "bash -lc 'git log --oneline -5'", "bash -lc pwd", "sh -lc 'grep -rn alpha .'", "bash --login -c 'ls'",
+    "git --help", "git help", "git status -h", "FOO=bar", "A=1 B=2 ls -la", "X=1; echo $X",
+    "echo \"${x@Q}\"", "echo \"${HOME@Q}\"", "FOO=bar git status",
 ]
 
 # Generated: wrappers × programs-with-options × expansions. Most are not read-only (and are not run);
@@ -266,4 +277,4 @@ def test_no_read_only_command_has_an_effect(tmp_path: Path, monkeypatch: pytest.
           f"({agreement:.1%}); not agreed: {[c for c in PEER_SAFE if c not in agreed]}")
     assert not effects, "\n".join(effects)
     assert len(ran) >= 300
-    assert agreement >= 0.85
+    assert agreement >= 0.90

@@ -108,7 +108,7 @@ ISSUE_EXAMPLES = [
     "./git log",
     "sub/cat f",
     "/tmp/x/cat f",
-    "bash -lc 'ls'",
+    "bash -lic 'ls'",  # `bash -lc 'ls'` is read-only since issue 29 (the user's own profile only)
     "bash -ic ls",
     "bash --rcfile x -c ls",
     # network through the shell
