@@ -38,7 +38,7 @@ from typing import Any
 from sidecar.errors import ToolError
 from sidecar.session import ClientRequestError
 from sidecar.workspace.ledger import Fingerprint, LedgerEntry, ReadLedger, digest
-from sidecar.workspace.shadow import ShadowError, ShadowRepo, prune_old_repos
+from sidecar.workspace.shadow import MAX_FILE_BYTES, ShadowError, ShadowRepo, prune_old_repos
 from sidecar.workspace.textfile import atomic_write
 
 log = logging.getLogger(__name__)
@@ -99,12 +99,18 @@ class Checkpoint:
     # the editor's text before the turn's first change, None for a file the editor did not have; the key
     # of the text the agent last handed over). Keys name files under ``editor/`` beside checkpoints.json.
     editor: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    # Files the agent's file tools wrote on disk in this turn (absolute paths): a rewind that cannot
+    # restore one (no snapshot holds it: gitignored, inside a nested repository, too large, outside the
+    # work tree) reports it as a conflict instead of leaving it silently.
+    written: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"messageId": self.message_id, "historyLength": self.history_length,
                                 "snapshots": [list(s) for s in self.snapshots]}
         if self.editor:
             data["editor"] = {p: {"before": b, "after": a} for p, (b, a) in self.editor.items()}
+        if self.written:
+            data["written"] = self.written
         return data
 
     @staticmethod
@@ -112,7 +118,8 @@ class Checkpoint:
         editor = {str(p): (None if r.get("before") is None else str(r["before"]), str(r["after"]))
                   for p, r in (data.get("editor") or {}).items()}
         return Checkpoint(str(data["messageId"]), int(data["historyLength"]),
-                          [(str(k), str(c)) for k, c in data.get("snapshots", [])], editor)
+                          [(str(k), str(c)) for k, c in data.get("snapshots", [])], editor,
+                          [str(p) for p in data.get("written") or []])
 
 
 def checkpoints_root(session: Any) -> Path:
@@ -150,8 +157,19 @@ class Checkpoints:
         atomic_write(self.dir / "checkpoints.json", json.dumps(data).encode(), durable=False)
 
     def attach(self, ledger: ObservedLedger) -> None:
-        """Record the agent's changes through the editor (snapshots need no ledger observer)."""
+        """Record the agent's changes through the editor, and which files its tools wrote (the snapshots
+        hold their content; the list names those no snapshot can hold)."""
         ledger.on_editor_change.append(self.editor_change)
+        ledger.on_write.append(self.agent_wrote)
+
+    def agent_wrote(self, path: Path, _fp: Fingerprint) -> None:
+        if not self.checkpoints or str(path) in self.checkpoints[-1].written:
+            return
+        self.checkpoints[-1].written.append(str(path))
+        try:
+            self._save()
+        except OSError as exc:
+            log.warning("checkpoints could not record the write of %s: %s", path, exc)
 
     # ---- the editor's texts ----------------------------------------------------------------
     def editor_change(self, path: Path, before: str | None, after: str) -> None:
@@ -406,7 +424,42 @@ class Checkpoints:
                 conflicts.append({"path": str(path), "reason": f"could not restore: {exc}"})
                 continue
             restored.append(str(path))
+        # What the agent's tools wrote that no snapshot holds: reported, never left silently.
+        in_editor = {p for cp in self.checkpoints[index:] for p in cp.editor}
+        for written in dict.fromkeys(p for cp in self.checkpoints[index:] for p in cp.written):
+            path = Path(written)
+            rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else None
+            if written in in_editor or (rel is not None and (rel in agent or rel in others)):
+                continue
+            reason = self._unsnapshotted_reason(path, rel)
+            if reason is not None:
+                conflicts.append({"path": written, "reason": reason})
         return restored, conflicts
+
+    def _unsnapshotted_reason(self, path: Path, rel: str | None) -> str | None:
+        """Why a file the agent wrote is in no checkpoint (so the rewind cannot restore it); None when the
+        snapshots do hold it (it was written back unchanged)."""
+        left = "; left as the agent wrote it"
+        if rel is None:
+            return "outside the session's folder, which checkpoints do not cover" + left
+        folder = path.parent
+        root = self.repo.work_tree
+        while folder != root and folder.is_relative_to(root):
+            if (folder / ".git").exists():
+                return f"inside the nested git repository {folder}, which checkpoints do not cover" + left
+            folder = folder.parent
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                return f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, which checkpoints do not keep" + left
+        except OSError:
+            pass
+        try:
+            ignored = self.repo.git("check-ignore", "--no-index", "--", rel, check=False).strip() != b""
+        except (OSError, subprocess.SubprocessError):
+            ignored = False
+        if ignored:
+            return "ignored by .gitignore, so no checkpoint holds it" + left
+        return None
 
 
 def _loosely(text: str) -> str:

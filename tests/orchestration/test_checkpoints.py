@@ -125,3 +125,42 @@ async def test_rewind_after_load_in_a_fresh_process_covers_bash(make_sidecar: Ma
     assert tree_bytes(workspace / ".git") == user_git  # the user's repository untouched
     shadow = Path(second.process.env["XDG_DATA_HOME"]) / "sidecar" / "checkpoints" / session
     assert (shadow / "git" / "HEAD").exists() and (shadow / "checkpoints.json").exists()
+
+
+async def test_rewind_reports_every_file_it_cannot_restore(make_sidecar: MakeSidecar, workspace: Path,
+                                                           model_server: ScriptedModelServer) -> None:
+    """A gitignored .env and a file of a nested repository are in no snapshot: the agent's writes to them
+    are conflicts of the rewind (named, with the reason), never left silently."""
+    import subprocess
+
+    hello, env_file = workspace / "hello.py", workspace / ".env"
+    (workspace / ".gitignore").write_text(".env\n")
+    env_file.write_text("TOKEN=mine\n")
+    nested = workspace / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)  # noqa: ASYNC221
+    code = nested / "code.py"
+    code.write_text("X = 1\n")
+    model_server.add_turns([
+        use("Read", file_path=str(env_file)),
+        use("Write", file_path=str(env_file), content="TOKEN=agent\n"),
+        use("Read", file_path=str(code)),
+        use("Edit", file_path=str(code), old_string="X = 1", new_string="X = 2"),
+        use("Read", file_path=str(hello)),
+        use("Edit", file_path=str(hello), old_string="Hello", new_string="Howdy"),
+        {"content": [{"type": "text", "text": "done"}]},
+    ])
+    harness = await make_sidecar()
+    session = await harness.new_session(workspace)
+    result = await harness.process.request("session/prompt", {
+        "sessionId": session, "prompt": [{"type": "text", "text": "change them"}]})
+    assert env_file.read_text() == "TOKEN=agent\n" and code.read_text() == "X = 2\n"
+    rewound = await harness.process.request("_sidecar/sessions/rewind", {
+        "sessionId": session, "toMessageId": result["_meta"]["sidecar"]["userMessageId"]})
+    assert rewound["restored"] == [str(hello)]
+    assert sorted(rewound["conflicts"], key=lambda c: c["path"]) == [
+        {"path": str(env_file),
+         "reason": "ignored by .gitignore, so no checkpoint holds it; left as the agent wrote it"},
+        {"path": str(code), "reason": f"inside the nested git repository {nested}, which checkpoints do not "
+                                      "cover; left as the agent wrote it"},
+    ]
