@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.text import Text
 
 from sidecar.client.connection import RemoteError, SidecarProcess
-from sidecar.client.lines import Interrupted, LineSource, PipedLines, TerminalLines, quiet_terminal
+from sidecar.client.lines import Interrupted, LineSource, NextMode, PipedLines, TerminalLines, quiet_terminal
 from sidecar.client.render import UpdateRenderer, chat_console, diff_text, readable_option
 from sidecar.secrets import SECRET_ENV_VARS, RedactingFilter, secret
 from sidecar.store import cache_dir, data_dir
@@ -196,8 +196,8 @@ class Chat:
         self.cwd = cwd
         self.console = console
         if lines is None:
-            lines = TerminalLines(data_dir() / "chat-history", self.slash_commands) if sys.stdin.isatty() \
-                else None
+            terminal = sys.stdin.isatty() and sys.stdout.isatty()
+            lines = TerminalLines(data_dir() / "chat-history", self.slash_commands) if terminal else None
         self.client = TerminalClient(console, auto_yes=bool(args.yes), trust=bool(getattr(args, "trust", False)),
                                      cwd=cwd, lines=lines)
         self.client.interrupt_turn = self.interrupt
@@ -219,6 +219,7 @@ class Chat:
         self.agent: dict[str, Any] = {}
         self.turn: asyncio.Task[Any] | None = None
         self.cancelling = False
+        self.starting = True  # until the session is open
         self.main_task: asyncio.Task[Any] | None = None
 
     def on_update(self, params: dict[str, Any]) -> None:
@@ -238,9 +239,9 @@ class Chat:
         """Ctrl-C while the model works: ``session/cancel`` (the turn ends, the session goes on); a second
         Ctrl-C before the turn has ended leaves the chat."""
         if self.turn is None or self.turn.done():
-            if self.main_task is not None:
-                self.main_task.cancel()  # starting up or loading: leave
-            return
+            if self.starting and self.main_task is not None:
+                self.main_task.cancel()  # starting up or loading a session: leave
+            return  # between prompts (a /mode on its way): the prompt's own Ctrl-C handling is next
         if self.cancelling:
             if self.main_task is not None:
                 self.main_task.cancel()
@@ -353,8 +354,9 @@ class Chat:
             self.renderer.note(f"Unknown mode {mode!r}; the modes are {', '.join(known)}.", style="red")
             return
         await self.request("session/set_mode", {"sessionId": self.session_id, "modeId": mode})
-        self.renderer.mode = mode
-        self.renderer.note(f"Mode: {mode}", style="magenta")
+        if self.renderer.mode != mode:  # else the sidecar's current_mode_update has said it
+            self.renderer.mode = mode
+            self.renderer.note(f"Mode: {mode}", style="magenta")
 
     def error(self, exc: BaseException) -> None:
         self.renderer.note(f"✗ {_message(exc)}", style="red")
@@ -372,7 +374,8 @@ class Chat:
         modes = ", ".join(str(m.get("id")) for m in self.modes) or "default, acceptEdits, plan, bypassPermissions"
         out.append("Keys\n", style="bold")
         for key, what in (("Ctrl-C", "interrupt the model (the session goes on); twice at an empty prompt: quit"),
-                          ("Ctrl-D", "quit"), ("Alt-Enter, \\ Enter", "a new line in the prompt"),
+                          ("Ctrl-D", "quit"), ("Shift-Tab", "the next mode: default → acceptEdits → plan"),
+                          ("Alt-Enter, \\ Enter", "a new line in the prompt"),
                           ("Tab", "complete a / command")):
             out.append(f"  {key:<19}", style="bold").append(f"{what}\n")
         out.append(f"Modes: {modes}. Later: sidecar chat --continue (this folder's latest session) or "
@@ -431,6 +434,7 @@ class Chat:
             self.agent = dict((init or {}).get("agentInfo") or {})
             if not await self.open_session():
                 return 1
+            self.starting = False
             if self.args.mode:
                 try:
                     await self.set_mode(self.args.mode)
@@ -454,11 +458,20 @@ class Chat:
 
     async def loop(self) -> int:
         armed = False  # Ctrl-C once at an empty prompt: the next one quits
+        typed = ""  # kept across a Shift-Tab
         while True:
             if self.lines.interactive:
                 self.renderer.gap()
             try:
-                text = await self.lines.read(self.prompt_text(), main=True)
+                default, typed = typed, ""
+                text = await self.lines.read(self.prompt_text(), main=True, default=default)
+            except NextMode as shift_tab:
+                typed = shift_tab.text
+                try:
+                    await self.set_mode(self.next_mode())
+                except RemoteError as exc:
+                    self.error(exc)
+                continue
             except Interrupted:
                 if armed:
                     self.goodbye()
@@ -481,6 +494,14 @@ class Chat:
                 await self.prompt(text)
             except RemoteError as exc:
                 self.error(exc)
+
+    def next_mode(self) -> str:
+        """Shift-Tab's cycle, as in Claude Code: default → acceptEdits → plan → default (bypassPermissions
+        only by name: /mode bypassPermissions)."""
+        cycle = [m for m in ("default", "acceptEdits", "plan") if m in {str(x.get("id")) for x in self.modes}]
+        cycle = cycle or ["default"]
+        current = self.renderer.mode if self.renderer.mode in cycle else cycle[-1]
+        return cycle[(cycle.index(current) + 1) % len(cycle)]
 
     def prompt_text(self) -> str:
         mode = self.renderer.mode

@@ -1,10 +1,11 @@
 """Where the terminal client's typed lines come from: a line editor on a terminal, stdin otherwise.
 
 On a terminal (``prompt_toolkit``): history, Alt-Enter (or a trailing ``\\``) for a new line, completion
-of ``/`` commands; Ctrl-C clears a line with text and raises ``Interrupted`` on an empty one; Ctrl-D on an
-empty line is the end (``None``). Between prompts the terminal's echo is off (``quiet_terminal``), so keys
-pressed while the model works do not scribble over the working line, and Ctrl-C still reaches the client
-as SIGINT. Piped stdin is read by a daemon thread, so a client that exits never waits for a line.
+of ``/`` commands, Shift-Tab for the next permission mode (``NextMode``); Ctrl-C clears a line with text
+and raises ``Interrupted`` on an empty one; Ctrl-D on an empty line is the end (``None``). Between prompts
+the terminal's echo is off (``quiet_terminal``), so keys pressed while the model works do not scribble
+over the working line, and Ctrl-C still reaches the client as SIGINT. Piped stdin is read by a daemon
+thread, so a client that exits never waits for a line.
 """
 
 from __future__ import annotations
@@ -32,11 +33,20 @@ class Interrupted(Exception):
     """Ctrl-C at a prompt."""
 
 
+class NextMode(Exception):
+    """Shift-Tab at the chat's prompt: the next permission mode; ``text`` is what was typed so far."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
 class LineSource(Protocol):
     interactive: bool
 
-    async def read(self, prompt: str, *, main: bool = False) -> str | None:
-        """One line (``None``: the end of input). ``main``: the chat's own prompt (history, completion)."""
+    async def read(self, prompt: str, *, main: bool = False, default: str = "") -> str | None:
+        """One line (``None``: the end of input). ``main``: the chat's own prompt (history, completion);
+        ``default``: text already in the line."""
         ...
 
 
@@ -65,7 +75,7 @@ class PipedLines:
         threading.Thread(target=pump, name="stdin", daemon=True).start()
         return queue
 
-    async def read(self, prompt: str, *, main: bool = False) -> str | None:
+    async def read(self, prompt: str, *, main: bool = False, default: str = "") -> str | None:
         if self._queue is None:
             self._queue = self._start()
         self.echo(prompt)
@@ -106,6 +116,11 @@ class TerminalLines:
         def _clear(event: KeyPressEvent) -> None:
             event.current_buffer.reset()  # Ctrl-C with text clears the line, as in a shell
 
+        @keys.add("s-tab", filter=Condition(lambda: self._session is self._main))
+        def _next_mode(event: KeyPressEvent) -> None:
+            event.app.erase_when_done = True  # the prompt comes back in the new mode, with the text
+            event.app.exit(exception=NextMode(event.current_buffer.text))
+
         @keys.add("escape", "enter")
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
@@ -123,12 +138,14 @@ class TerminalLines:
         self._answers: PromptSession[str] = PromptSession(history=InMemoryHistory())
         self._session = self._main
 
-    async def read(self, prompt: str, *, main: bool = False) -> str | None:
+    async def read(self, prompt: str, *, main: bool = False, default: str = "") -> str | None:
+        """Raises ``NextMode`` on Shift-Tab at the chat's prompt (``main``)."""
         self._session = self._main if main else self._answers
+        self._session.app.erase_when_done = False
         message = FormattedText([("bold", prompt)])
         try:
             # SIGINT stays the client's (it interrupts turns): in the line editor Ctrl-C is a key anyway.
-            text = await self._session.prompt_async(message, handle_sigint=False)
+            text = await self._session.prompt_async(message, handle_sigint=False, default=default)
         except EOFError:
             return None
         except KeyboardInterrupt:

@@ -29,6 +29,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 COLLAPSED_LINES = 6  # tool output lines shown under a tool line; /expand shows the rest
+THOUGHT_LINES = 3  # lines of the model's thinking shown; /expand shows the rest
 PREVIEW_LINES = 12  # lines of the block being written shown above the working line
 CHARS_PER_TOKEN = 4  # the working line's token count is an estimate from the streamed characters
 
@@ -233,6 +234,7 @@ class UpdateRenderer:
         self.rich_text = console.is_terminal if rich_text is None else rich_text
         self.titles: dict[str, str] = {}
         self.tools: dict[str, str] = {}  # tool call id → the model-facing tool name
+        self.nested: set[str] = set()  # calls a sub-agent (Task) made: indented
         # Diffs already shown with a permission question are not repeated when the call completes.
         self.diffs_shown: set[str] = set()
         self.commands: list[dict[str, Any]] = []  # the sidecar's slash commands (available_commands_update)
@@ -250,6 +252,7 @@ class UpdateRenderer:
         self._chars = 0
         self._activity = "Thinking"
         self._notice: Text | None = None  # a retry notice, shown until the model answers
+        self._progress: str | None = None  # the running tool's latest output line
         self._interrupting = False
 
     # ---- the working line -------------------------------------------------------------------------
@@ -258,6 +261,7 @@ class UpdateRenderer:
         self._chars = 0
         self._activity = "Thinking"
         self._notice = None
+        self._progress = None
         self._interrupting = False
         self._after_gap = False  # below the typed prompt
         self._start_live()
@@ -359,8 +363,11 @@ class UpdateRenderer:
             self._print(Text(f"› {shown}", style="bold"), gap=True)
         elif kind == "tool_call":
             self.finish()
-            tool = str(((update.get("_meta") or {}).get("sidecar") or {}).get("tool") or "")
+            meta = (update.get("_meta") or {}).get("sidecar") or {}
+            tool = str(meta.get("tool") or "")
             self.tools[update["toolCallId"]] = tool
+            if meta.get("parentToolCallId"):  # a sub-agent's call: under its Task line
+                self.nested.add(str(update["toolCallId"]))
             self.titles[update["toolCallId"]] = self.title(str(update.get("title", "")), tool)
             self._activity = f"Running {tool or 'a tool'}"
             self._tool_line(update["toolCallId"])
@@ -371,7 +378,14 @@ class UpdateRenderer:
             if update.get("status") in ("completed", "failed"):
                 self.finish()
                 self._activity = "Thinking"
+                self._progress = None
                 self._tool_result(update)
+            elif update.get("status") == "in_progress":
+                texts = [str((c.get("content") or {}).get("text", "")) for c in update.get("content") or []
+                         if c.get("type") == "content"]
+                output = [line for line in "".join(texts).splitlines() if line.strip()]
+                if output:  # the running call's latest output line, under the working line
+                    self._progress = self.paths(output[-1].strip())
         elif kind == "plan":
             self.finish()
             lines = Text()
@@ -383,9 +397,10 @@ class UpdateRenderer:
             lines.rstrip()
             self._print(lines if lines.plain else Text("  (empty plan)", style="dim"), gap=True)
         elif kind == "current_mode_update":
-            self.finish()
-            self.mode = str(update.get("currentModeId"))
-            self._print(Text(f"Mode: {self.mode}", style="magenta"), gap=True)
+            if str(update.get("currentModeId")) != self.mode:  # not the client's own change, said already
+                self.finish()
+                self.mode = str(update.get("currentModeId"))
+                self._print(Text(f"Mode: {self.mode}", style="magenta"), gap=True)
         elif kind == "available_commands_update":
             self.commands = list(update.get("availableCommands") or [])
 
@@ -410,11 +425,18 @@ class UpdateRenderer:
     def _end_thought(self) -> None:
         if self._thought:
             thought, self._thought = self._thought.strip(), ""
+            lines = thought.splitlines()
+            if len(lines) > THOUGHT_LINES:
+                self.last_collapsed = Collapsed("Thinking", thought, False)
+                thought = "\n".join(lines[:THOUGHT_LINES]) + \
+                    f"\n… +{len(lines) - THOUGHT_LINES} lines (/expand to see all)"
             if thought:
-                self._print(Text("∴ " + thought, style="dim italic"), gap=True)
+                self._print(Text("∴ " + thought.replace("\n", "\n  "), style="dim italic"), gap=True)
 
     def _tool_line(self, call_id: str) -> None:
-        self._print(Text.assemble(("● ", "bold blue"), (self.titles.get(call_id, "tool call"), "bold")), gap=True)
+        indent = "    " if call_id in self.nested else ""
+        self._print(Text.assemble(indent, ("● ", "bold blue"), (self.titles.get(call_id, "tool call"), "bold")),
+                    gap=not indent)
         self._last_tool_line = call_id
 
     def _tool_result(self, update: dict[str, Any]) -> None:
@@ -437,7 +459,9 @@ class UpdateRenderer:
                 if len(lines) > COLLAPSED_LINES:
                     self.last_collapsed = Collapsed(self.titles.get(call_id, "tool output"), text, failed)
                     shown += f"\n… +{len(lines) - COLLAPSED_LINES} lines (/expand to see all)"
-                self._print(Text("  ⎿ " + shown.replace("\n", "\n    "), style="red" if failed else "dim"))
+                indent = "    " if call_id in self.nested else ""
+                self._print(Text(indent + "  ⎿ " + shown.replace("\n", "\n    " + indent),
+                                 style="red" if failed else "dim"))
         self._last_tool_line = None if contents else self._last_tool_line
 
     def expand(self) -> None:
@@ -510,4 +534,6 @@ class _WorkingArea:
         if preview is not None:
             parts += [preview, Text("")]
         parts.append(self.spinner)
+        if self.renderer._progress:
+            parts.append(Text(f"  ⎿ {self.renderer._progress}", style="dim", no_wrap=True, overflow="ellipsis"))
         yield Group(*parts)

@@ -104,7 +104,11 @@ class Terminal:
         self.child.send(text + "\r")
 
     def key(self, name: str) -> None:
-        self.child.send({"ctrl-c": "\x03", "ctrl-d": "\x04", "enter": "\r"}[name])
+        self.child.send({"ctrl-c": "\x03", "ctrl-d": "\x04", "enter": "\r", "shift-tab": "\x1b[Z"}[name])
+
+    def send(self, text: str) -> None:
+        """Type ``text`` without pressing Enter."""
+        self.child.send(text)
 
     def close(self) -> None:
         if self.child.isalive():

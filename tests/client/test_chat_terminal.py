@@ -107,6 +107,14 @@ def test_a_chat_in_a_terminal(terminals: list[Terminal], sidecar_env: dict[str, 
     said = [line for line in term.lines() if "bogus" in line and not line.startswith("›")]
     assert said == ["Unknown mode 'bogus'; the modes are default, acceptEdits, plan, bypassPermissions."]
 
+    # Shift-Tab: the next mode, the typed text kept; Ctrl-C with text clears the line.
+    term.send("half typed")
+    term.wait_for(r"^› half typed$")
+    term.key("shift-tab")
+    term.wait_for(r"^Mode: acceptEdits\n+acceptEdits › half typed$")
+    term.key("ctrl-c")
+    term.wait_for(r"^acceptEdits › ?$(?![\s\S]*\S)")
+
     # Ctrl-C at the empty prompt: a hint, no hang; Ctrl-D: a clean exit on a new line.
     term.key("ctrl-c")
     term.wait_for(r"Press Ctrl-C again to quit")
@@ -118,16 +126,16 @@ def test_a_chat_in_a_terminal(terminals: list[Terminal], sidecar_env: dict[str, 
 
     # --continue: the most recent session of this folder, shown again, and it goes on.
     again = chat(terminals, sidecar_env, workspace, "--continue")
-    again.wait_for(r"^✻ Sidecar")
+    assert again.wait_for(r"^✻ Sidecar.*$").group(0).endswith(" · acceptEdits mode · /help")  # as it was left
     again.wait_for(r"^Resumed ")
     again.wait_for(r"^Still here\.$")
-    prompt_ready(again)
+    again.wait_for(r"^acceptEdits › ?$(?![\s\S]*\S)")
     lines = again.lines()
     assert lines.index("› show me") > next(i for i, line in enumerate(lines) if line.startswith("✻ Sidecar"))
     assert "**" not in again.text()  # the replay is rendered too
     again.type("more")
     again.wait_for(r"^Continued\.$")
-    prompt_ready(again)
+    again.wait_for(r"^acceptEdits › ?$(?![\s\S]*\S)")
     fourth = json.dumps(model_server.message_requests()[3].body["messages"])
     assert "show me" in fourth and "again" in fourth and "more" in fourth
     again.key("ctrl-c")

@@ -77,3 +77,39 @@ def test_expand_shows_the_last_collapsed_output_in_full() -> None:
     assert "… +14 lines (/expand to see all)" in shown
     renderer.expand()
     assert "line 20" in console.export_text()
+
+
+def test_a_running_tools_latest_output_line_shows_under_the_working_line_until_it_ends() -> None:
+    console = Console(force_terminal=True, width=100, record=True)
+    renderer = UpdateRenderer(console, Path("/tmp/ws"))
+    renderer.begin_turn()
+    try:
+        renderer.render({"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "`pytest`",
+                         "_meta": {"sidecar": {"tool": "Bash"}}})
+        renderer.render({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "in_progress",
+                         "content": [{"type": "content", "content": {"type": "text",
+                                                                     "text": "collecting\n/tmp/ws/t.py ..\n"}}]})
+        assert renderer._progress == "t.py .."
+        renderer.render({"sessionUpdate": "tool_call_update", "toolCallId": "b1", "status": "completed",
+                         "content": [{"type": "content", "content": {"type": "text", "text": "2 passed"}}]})
+        assert renderer._progress is None
+    finally:
+        renderer.end_turn()
+    shown = console.export_text()
+    assert "● Bash(pytest)" in shown and "⎿ 2 passed" in shown
+
+
+def test_a_sub_agents_calls_are_indented_and_long_thoughts_collapsed() -> None:
+    console = Console(width=100, record=True)
+    renderer = UpdateRenderer(console, Path("/tmp/ws"), rich_text=True)
+    renderer.render({"sessionUpdate": "agent_thought_chunk",
+                     "content": {"type": "text", "text": "one\ntwo\nthree\nfour\nfive"}})
+    renderer.render({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Task explore",
+                     "_meta": {"sidecar": {"tool": "Task"}}})
+    renderer.render({"sessionUpdate": "tool_call", "toolCallId": "r", "title": "Read /tmp/ws/a.py",
+                     "_meta": {"sidecar": {"tool": "Read", "parentToolCallId": "t"}}})
+    shown = console.export_text()
+    assert "∴ one\n  two\n  three\n  … +2 lines (/expand to see all)" in shown and "four" not in shown
+    assert "\n● Task explore\n    ● Read a.py" in shown
+    renderer.expand()
+    assert "five" in console.export_text()
