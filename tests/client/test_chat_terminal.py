@@ -181,3 +181,33 @@ def test_resume_of_an_unknown_session_is_one_line(sidecar_env: dict[str, str], w
     assert done.returncode == 1
     said = (done.stdout + done.stderr).strip().splitlines()
     assert len(said) == 1 and session_id in said[0] and "Traceback" not in said[0], said
+
+
+@pytest.mark.timeout(300)
+def test_a_retry_line_goes_and_ctrl_c_at_a_question_interrupts_the_turn(
+        terminals: list[Terminal], sidecar_env: dict[str, str], workspace: Path,
+        model_server: ScriptedModelServer) -> None:
+    target = workspace / "new.txt"
+    model_server.add_turns([
+        {"fault": "http", "status": 529},  # retried: the working line says so until the model answers
+        {"content": [{"type": "text", "text": "Writing it."},
+                     {"type": "tool_use", "name": "Write", "input": {"file_path": str(target), "content": "x\n"}}]},
+        {"content": [{"type": "text", "text": "Fine."}]},
+    ])
+    term = chat(terminals, sidecar_env, workspace)
+    prompt_ready(term)
+    term.type("write it")
+    term.wait_for(r"⚠ Permission: (Create|Write) new\.txt")
+    term.wait_for(r"Choose 1–\d, y or n \[1\]:$")
+    assert "retrying" in term.output()  # it was shown …
+    assert "retrying" not in term.text() and "↻" not in term.text()  # … and it is gone
+    term.key("ctrl-c")
+    term.wait_for(r"Interrupted\. The session goes on")
+    prompt_ready(term)
+    assert not target.exists()
+    term.type("all right")
+    term.wait_for(r"^Fine\.$")
+    prompt_ready(term)
+    term.key("ctrl-d")
+    assert term.wait_exit() == 0
+    assert "Traceback" not in term.output()
