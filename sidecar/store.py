@@ -6,11 +6,14 @@ line-atomic (one write per line), so a crash loses at most the line being writte
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import contextlib
 import json
 import logging
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +47,25 @@ class SavedSession:
     config: dict[str, str] = field(default_factory=dict)
 
 
+def _flush_at_exit(ref: weakref.ref[SessionStore]) -> None:
+    store = ref()
+    if store is not None:
+        store.flush()
+
+
 class SessionStore:
     def __init__(self, root: Path | None = None) -> None:
         self.root = root or data_dir() / "sessions"
         self._lock = threading.Lock()
+        # Lines not yet written, by session: an event loop's appends are written together at the end of
+        # its iteration (one open and write per session and step, not one per event: a tool call made 9,
+        # 8 parallel Reads 44). ``load``, ``list`` and ``flush`` write them first; a session's header is
+        # written at once (its file must exist, or its error reach ``session/new``).
+        self._pending: dict[str, list[str]] = {}
+        self._flush_scheduled = False
+        # A batch's write error, raised by the next append (the batch was written from a loop callback).
+        self._failed: OSError | None = None
+        atexit.register(_flush_at_exit, weakref.ref(self))
 
     def path(self, session_id: str) -> Path:
         if not session_id.replace("_", "").replace("-", "").isalnum():
@@ -55,10 +73,48 @@ class SessionStore:
         return self.root / f"{session_id}.jsonl"
 
     def append(self, session_id: str, event: dict[str, Any]) -> None:
+        """Add an event to the session's log: written at the end of the running event loop's iteration
+        (in order with every other append), at once when no loop runs in this thread or the event is
+        the session's header. A write error is raised here (for a batch: by the next append)."""
         line = redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n"
-        path = self.path(session_id)
+        self.path(session_id)  # a bad id fails here, at the caller
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        now = loop is None or event.get("type") == "session"
         with self._lock:
-            self._append(path, line)
+            failed, self._failed = self._failed, None
+            self._pending.setdefault(session_id, []).append(line)
+            schedule = not now and not self._flush_scheduled
+            self._flush_scheduled = self._flush_scheduled or schedule
+        if now:
+            self._write_pending(raise_errors=True)
+        elif schedule and loop is not None:
+            loop.call_soon(self.flush)
+        if failed is not None:
+            raise failed
+
+    def flush(self) -> None:
+        """Write every pending line (the session log's batch); an error is logged and raised by the next
+        append."""
+        self._write_pending(raise_errors=False)
+
+    def _write_pending(self, raise_errors: bool) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            self._flush_scheduled = False
+            error: OSError | None = None
+            for session_id, lines in pending.items():
+                try:
+                    self._append(self.path(session_id), "".join(lines))
+                except OSError as exc:  # those lines are lost: the caller (or the next one) is told
+                    error = error or exc
+            if error is not None and not raise_errors:
+                log.warning("cannot write the session log: %s", error)
+                self._failed = error
+        if error is not None and raise_errors:
+            raise error
 
     def _append(self, path: Path, line: str) -> None:
         """One line, written unbuffered; on a failed write (a full disk: ENOSPC, EDQUOT) the part that got
@@ -102,6 +158,7 @@ class SessionStore:
         JSON, not an object, a message without role and content, a bad truncate length …) is skipped
         with a warning: the rest of the session still loads. A file that cannot be read at all is
         reported and treated as absent."""
+        self.flush()
         try:
             p = self.path(session_id)
         except ValueError:
@@ -167,6 +224,7 @@ class SessionStore:
     def list(self, cwd: str | None = None) -> list[SavedSession]:
         """Every readable saved session (for ``cwd`` when given), newest first; a file that cannot be
         loaded is reported in the log and left out, never failing the list."""
+        self.flush()
         try:
             paths = list(self.root.glob("*.jsonl"))
         except OSError as exc:

@@ -50,10 +50,8 @@ def estimate_tokens(value: Any) -> int:
 
 
 def request_tokens(agent: AgentLoop) -> int:
-    request = agent.build_request()
-    request.pop("extra_headers", None)
     used = int((agent.session.services.get("last_usage") or {}).get("used") or 0)
-    return max(estimate_tokens(request), used if agent.session.services.get("usage_valid") else 0)
+    return max(agent.request_chars() // 4, used if agent.session.services.get("usage_valid") else 0)
 
 
 async def before_model_request(agent: AgentLoop) -> None:

@@ -9,7 +9,7 @@ message.
 from __future__ import annotations
 
 import asyncio
-import copy
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -105,6 +105,12 @@ class AgentLoop:
         self.dispatcher = Dispatcher(session, registry, agent_label=label, parent_tool_call_id=parent_tool_call_id,
                                      spawn_agent=self.spawn if label is None else None)
         self._tool_defs: list[dict[str, Any]] | None = None
+        # ``request_chars``' memory: (model, the request's length without its messages); message id →
+        # (the message, its JSON length).
+        self._fixed_chars: tuple[str, int] | None = None
+        self._message_chars: dict[int, tuple[Any, int]] = {}
+        if label is None:  # the main agent's history outlives this loop (one per prompt): so does its memory
+            self._message_chars = session.services.setdefault("message_chars", {})
         self.last_text = ""
 
     def spawn(self, spec: SubAgentSpec) -> AgentLoop:
@@ -134,9 +140,14 @@ class AgentLoop:
         return self._tool_defs
 
     def build_request(self) -> dict[str, Any]:
-        messages = copy.deepcopy(self.conversation.messages)
+        # The history as it is, but for the newest message's last block, which gets the cache breakpoint
+        # in a copy (a deep copy of the whole history was 6 ms a step in a long session, and the SDK
+        # copies the params it sends anyway).
+        messages = list(self.conversation.messages)
         if messages and isinstance(messages[-1].get("content"), list) and messages[-1]["content"]:
-            messages[-1]["content"][-1]["cache_control"] = CACHE
+            content = list(messages[-1]["content"])
+            content[-1] = {**content[-1], "cache_control": CACHE}
+            messages[-1] = {**messages[-1], "content": content}
         model = self.model_name or self.model.settings.model
         params: dict[str, Any] = {
             "model": model,
@@ -152,6 +163,30 @@ class AgentLoop:
                 from sidecar.tools.toolsearch import BETA
                 params["extra_headers"] = {"anthropic-beta": BETA}
         return params
+
+    def request_chars(self) -> int:
+        """About the JSON length of the next request, kept incrementally: the fixed part (system, tools,
+        options) once per model, each message once (by identity; the two newest are measured afresh). Per
+        step this was a whole build and encode of the request (1.2 ms, growing with the session)."""
+        model = self.model_name or self.model.settings.model
+        if self._fixed_chars is None or self._fixed_chars[0] != model:
+            fixed = {k: v for k, v in self.build_request().items() if k not in ("messages", "extra_headers")}
+            self._fixed_chars = (model, len(json.dumps(fixed, ensure_ascii=False)))
+        messages = self.conversation.messages
+        recent = len(messages) - 2
+        sizes: dict[int, tuple[Any, int]] = {}
+        total = self._fixed_chars[1]
+        for i, message in enumerate(messages):
+            known = self._message_chars.get(id(message))
+            if known is not None and known[0] is message and i < recent:
+                size = known[1]
+            else:
+                size = len(json.dumps(message, ensure_ascii=False))
+            sizes[id(message)] = (message, size)
+            total += size + 2  # the separator
+        self._message_chars.clear()  # what left the history (compaction, rewind) is forgotten
+        self._message_chars.update(sizes)
+        return total
 
     def take_reminders(self) -> list[dict[str, Any]]:
         if not self.session.pending_notices or self.label is not None:

@@ -239,6 +239,7 @@ def combine(event: HookEvent, runs: list[HookRun]) -> HookResult:
 
 def _transcript_path(session: Session) -> Any:
     try:
+        session.store.flush()  # the hook reads the transcript as it is now
         return session.store.path(session.id)
     except (AttributeError, ValueError):
         return ""

@@ -90,6 +90,8 @@ class RecordedRequest:
     query: str = ""
     """The raw query string (the SDK's beta client adds ``beta=true``)."""
     raw_body: bytes = field(default=b"", repr=False)
+    answered: float | None = None
+    """``time.monotonic()`` when the answer's last byte was written (a streamed reply's end), else None."""
 
     @property
     def api_key(self) -> str | None:
@@ -468,6 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if fault is None:
                 self._respond_turn(request, resolved, stream)
+                object.__setattr__(request, "answered", time.monotonic())  # set once, by this thread
             elif fault == "http":
                 self._http_fault(resolved)
             elif fault == "drop":

@@ -141,6 +141,11 @@ class Tool(ABC, Generic[InputT]):
     def is_concurrency_safe(self, inp: InputT) -> bool:
         return self.is_read_only(inp)
 
+    def may_write(self, inp: InputT, ctx: ToolContext) -> bool:
+        """Whether this call, as permitted, can change files (asked after ``check_permission``): the
+        checkpoints take no snapshot around a call that cannot."""
+        return not self.is_read_only(inp)
+
     async def validate(self, inp: InputT, ctx: ToolContext) -> None:
         """Raise ToolError for input that is well-typed but wrong (relative path, bad range ...)."""
 

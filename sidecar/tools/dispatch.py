@@ -138,6 +138,7 @@ class Dispatcher:
                 "content": [{"type": "content", "content": {"type": "text", "text": redact(text)}}],
             })
 
+        writes = True  # until the tool, having checked the call, says it cannot write
         shown = self._shown.pop(call.id, None) or self.registry.describe_call(call.name, call.input)
         ctx = ToolContext(session=self.session, tool_call_id=call.id, agent_label=self.agent_label,
                           _progress=progress, spawn_agent=self.spawn_agent, shown=shown)
@@ -152,8 +153,9 @@ class Dispatcher:
             await tool.check_permission(inp, ctx)
             await self.session.send_update({
                 "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress"})
+            writes = tool.may_write(inp, ctx)
             for before in self.session.services.get("before_tool_call", ()):
-                await before(call.name)  # e.g. the turn's checkpoint, before anything is written
+                await before(call.name, writes)  # e.g. the turn's checkpoint, before anything is written
             output = await tool.run(inp, ctx)
             hook_note = await run_post_tool_use(self.session, call.id, tool.name, call.input,
                                                 output.joined_text())
@@ -171,7 +173,7 @@ class Dispatcher:
                 "This is a fault in the tool, not in your input; try another approach.", is_error=True)
         for after in self.session.services.get("after_tool_call", ()):
             try:  # e.g. a checkpoint of what the call changed
-                await after(call.name)
+                await after(call.name, writes)
             except Exception:
                 log.exception("after-tool-call observer failed")
         output = self._bounded(call, output)

@@ -245,15 +245,16 @@ class Checkpoints:
         if prune:
             await self._prune()
 
-    async def before_tool(self, tool_name: str) -> None:
-        """A tool that may write waits until the turn's snapshot is taken."""
+    async def before_tool(self, tool_name: str, may_write: bool = True) -> None:
+        """A tool that may write waits until the turn's snapshot is taken. A call that cannot write (a
+        read-only Bash command: it runs in a read-only sandbox too) neither waits nor snapshots."""
         task = self._turn_task
-        if tool_name in WRITING_TOOLS and task is not None and not task.done():
+        if tool_name in WRITING_TOOLS and may_write and task is not None and not task.done():
             await asyncio.shield(task)
 
-    async def after_tool(self, tool_name: str) -> None:
+    async def after_tool(self, tool_name: str, may_write: bool = True) -> None:
         """Snapshot after a tool call that may have written (its changes are the agent's)."""
-        if tool_name not in WRITING_TOOLS or not self.checkpoints:
+        if tool_name not in WRITING_TOOLS or not may_write or not self.checkpoints:
             return
         async with self._lock:
             commit = await self._snapshot("tool")

@@ -164,3 +164,33 @@ async def test_rewind_reports_every_file_it_cannot_restore(make_sidecar: MakeSid
         {"path": str(code), "reason": f"inside the nested git repository {nested}, which checkpoints do not "
                                       "cover; left as the agent wrote it"},
     ]
+
+
+async def test_a_read_only_bash_takes_no_snapshot_and_a_writing_one_does(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """Issue 29: a command that cannot write (read-only, and run in a read-only sandbox where there is one)
+    neither waits for the turn's snapshot nor takes one (five git processes each); a writing one still
+    does, and a rewind still undoes what it wrote."""
+    import json
+
+    model_server.add_turns([
+        use("Bash", command="ls"),
+        use("Bash", command="cat notes.txt"),
+        use("Bash", command="printf 'made\\n' > made.txt"),
+        {"content": [{"type": "text", "text": "done"}]},
+    ])
+    harness = await make_sidecar()
+    session = await harness.new_session(workspace)
+    await harness.process.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+    result = await harness.process.request("session/prompt", {
+        "sessionId": session, "prompt": [{"type": "text", "text": "look, then make a file"}]})
+    assert result["stopReason"] == "end_turn"
+    texts = [r["content"][0]["text"] if isinstance(r["content"], list) else r["content"]
+             for req in model_server.message_requests()[1:] for r in req.tool_results()]
+    assert "notes.txt" in texts[0] and texts[1].startswith("alpha")  # the read-only commands ran
+    shadow = Path(harness.process.env["XDG_DATA_HOME"]) / "sidecar" / "checkpoints" / session
+    [checkpoint] = json.loads((shadow / "checkpoints.json").read_text())["checkpoints"]
+    assert [kind for kind, _ in checkpoint["snapshots"]] == ["turn", "tool"]  # the printf's only
+    rewound = await harness.process.request("_sidecar/sessions/rewind", {
+        "sessionId": session, "toMessageId": result["_meta"]["sidecar"]["userMessageId"]})
+    assert rewound["restored"] == [str(workspace / "made.txt")] and not (workspace / "made.txt").exists()

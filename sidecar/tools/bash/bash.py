@@ -205,6 +205,12 @@ class Bash(Tool[BashInput]):
     def is_read_only(self, inp: BashInput) -> bool:
         return self._analysis(inp, None).read_only
 
+    def may_write(self, inp: BashInput, ctx: ToolContext) -> bool:
+        # The classification the gate judged (with the session's roots); a read-only command also runs in
+        # a read-only sandbox when there is one. A command not yet classified may write.
+        analysis = ctx.prepared
+        return not (isinstance(analysis, Analysis) and analysis.read_only)
+
     def is_concurrency_safe(self, inp: BashInput) -> bool:
         # Asked synchronously by the agent loop: only short commands are classified here (a few ms);
         # a longer one simply runs in order, and its classification happens off the loop.

@@ -1,0 +1,154 @@
+"""Tool steps near the SDK's floor (issue 29): from the end of the model's streamed tool_use reply to the
+next request leaving, for a Read of a small file, a read-only Bash ``ls`` and 8 parallel Reads.
+
+    .venv/bin/python bench/tool_steps.py [--n 15]
+
+The clock is the scripted Messages API server's: the last byte of the tool_use reply written
+(``RecordedRequest.answered``) → the next request's arrival (``RecordedRequest.time``). The sidecar is a
+spawned ``sidecar serve --acp`` (default mode: these calls need no question) on a temp workspace. The
+floor is the bare ``anthropic`` SDK in its own process sending the very bodies the sidecar sent (captured
+from its first step of each kind): stream the tool_use reply to its final message, then at once stream
+the next request — what any client of the SDK pays, with no tool run. Runs alternate sidecar/floor;
+medians. Goals (absolute, issue 29): Read small ≤ 8 ms, read-only Bash ≤ 15 ms, 8 parallel Reads ≤ 15 ms;
+the floor is printed beside each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from foundation_common import PYTHON, REPO, header, isolated_env, median, row
+
+from sidecar.client.connection import SidecarProcess
+from sidecar.testing.scripted_server import ScriptedModelServer
+
+FLOOR = r"""
+import asyncio, json, sys
+import anthropic
+
+async def main():
+    first, second, n = json.loads(open(sys.argv[1]).read()), json.loads(open(sys.argv[2]).read()), int(sys.argv[3])
+    client = anthropic.AsyncAnthropic(max_retries=0)
+    for _ in range(n):
+        async with client.messages.stream(**first) as stream:
+            await stream.get_final_message()
+        async with client.messages.stream(**second) as stream:
+            await stream.get_final_message()
+    await client.close()
+
+asyncio.run(main())
+"""
+
+
+def turns(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"content": [{"type": "tool_use", "name": c["name"], "input": c["input"]} for c in calls]},
+            {"content": [{"type": "text", "text": "ok"}]}]
+
+
+def body_of(request: Any) -> dict[str, Any]:
+    body = {k: v for k, v in request.body.items() if k != "stream"}
+    return body
+
+
+async def sidecar_steps(server: ScriptedModelServer, env: dict[str, str], workspace: Path,
+                        calls: list[dict[str, Any]], n: int) -> tuple[list[float], dict[str, Any], dict[str, Any]]:
+    sidecar = SidecarProcess(framing="acp", env=env, cwd=str(REPO), argv=[PYTHON, "-m", "sidecar", "serve", "--acp"])
+    deltas: list[float] = []
+    bodies: tuple[dict[str, Any], dict[str, Any]] | None = None
+    try:
+        await sidecar.start()
+        await sidecar.initialize()
+        session = (await sidecar.request("session/new", {"cwd": str(workspace), "mcpServers": []}))["sessionId"]
+        for i in range(n + 1):
+            server.add_turns(turns(calls))
+            before = len(server.message_requests())
+            result = await sidecar.request("session/prompt", {"sessionId": session,
+                                                              "prompt": [{"type": "text", "text": f"step {i}"}]})
+            if result.get("stopReason") != "end_turn":
+                raise RuntimeError(f"prompt: {result}")
+            first, second = server.message_requests()[before:before + 2]
+            for result_block in second.tool_results():
+                if result_block.get("is_error"):
+                    raise RuntimeError(f"tool failed: {result_block}")
+            if i == 0:  # the first step of the process pays one-time costs: not counted
+                bodies = body_of(first), body_of(second)
+                continue
+            assert first.answered is not None
+            deltas.append(second.time - first.answered)
+    finally:
+        await sidecar.close()
+    assert bodies is not None
+    return deltas, bodies[0], bodies[1]
+
+
+def floor_steps(server: ScriptedModelServer, env: dict[str, str], calls: list[dict[str, Any]],
+                first: dict[str, Any], second: dict[str, Any], n: int, tmp: Path) -> list[float]:
+    (tmp / "first.json").write_text(json.dumps(first))
+    (tmp / "second.json").write_text(json.dumps(second))
+    before = len(server.message_requests())
+    for _ in range(n + 1):
+        server.add_turns(turns(calls))
+    subprocess.run([PYTHON, "-c", FLOOR, str(tmp / "first.json"), str(tmp / "second.json"), str(n + 1)],
+                   env=env, check=True, timeout=300)
+    requests = server.message_requests()[before:]
+    pairs = list(zip(requests[0::2], requests[1::2], strict=True))[1:]  # the first pair warms the SDK
+    return [b.time - a.answered for a, b in pairs if a.answered is not None]
+
+
+def make_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    ws.mkdir()
+    for i in range(8):
+        (ws / f"part{i}.py").write_text("".join(f"def f{j}(x):\n    return x + {j}\n\n" for j in range(40)))
+    (ws / "small.py").write_text("".join(f"def g{j}(y):\n    return y * {j}\n" for j in range(20)))
+    return ws
+
+
+async def run(n: int) -> int:
+    header("tool steps: stream end → next request")
+    server = ScriptedModelServer().start()
+    env, tmp_dir = isolated_env(server.base_url)
+    tmp = Path(tempfile.mkdtemp(dir=tmp_dir.name))
+    workspace = make_workspace(tmp)
+    kinds = {
+        "read_small": ("Read small", [{"name": "Read", "input": {"file_path": str(workspace / "small.py")}}], 0.008),
+        "bash_ls": ("read-only Bash ls", [{"name": "Bash", "input": {"command": "ls", "description": "list"}}],
+                    0.015),
+        "read_x8": ("8 parallel Reads", [{"name": "Read", "input": {"file_path": str(workspace / f"part{i}.py")}}
+                                         for i in range(8)], 0.015),
+    }
+    print("reference: the bare anthropic SDK in its own process sending the bodies the sidecar sent "
+          "(stream to final message, then the next request at once)")
+    try:
+        for key, (label, calls, goal) in kinds.items():
+            ours, first, second = await sidecar_steps(server, env, workspace, calls, n)
+            floor = floor_steps(server, env, calls, first, second, n, tmp)
+            o, f = median(ours), median(floor)
+            print(f"{label:20s} sidecar {o * 1000:6.1f} ms  floor {f * 1000:5.1f} ms  (+{(o - f) * 1000:.1f} ms, "
+                  f"{o / f:.1f}×)  goal ≤ {goal * 1000:.0f} ms  runs {' '.join(f'{v * 1000:.0f}' for v in ours)}")
+            row(f"step_{key}", f"{label}: stream end → next request", f"{o * 1000:.1f} ms (floor {f * 1000:.1f} ms)",
+                f"<= {goal * 1000:.0f} ms", o <= goal)
+    finally:
+        server.stop()
+        tmp_dir.cleanup()
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=15)
+    args = parser.parse_args()
+    return asyncio.run(run(args.n))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
