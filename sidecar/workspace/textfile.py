@@ -332,6 +332,60 @@ def _link_new(tmp: TempFile, name: str, dir_fd: int) -> None:
     os.unlink(tmp.name, dir_fd=tmp.dir_fd)
 
 
+@dataclass(frozen=True)
+class LateWrite:
+    """What another process wrote to a file's old inode while it was being replaced (between the last
+    check and the rename): ``tail`` when it only appended to the text that was read, else ``content``,
+    the whole of that version."""
+
+    tail: bytes | None = None
+    content: bytes | None = None
+
+
+def open_old(path: Path, st: os.stat_result) -> int | None:
+    """A read-only descriptor of the file now at ``path`` when it is still the inode ``st`` describes
+    (None otherwise): held across the rename, it shows writes that land on the old inode."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        return None
+    return fd
+
+
+def late_write(fd: int, st: os.stat_result, old_data: bytes) -> LateWrite | None:
+    """After the rename: what reached the old inode since ``st`` was checked (None: nothing). Closes
+    ``fd``."""
+    try:
+        now = os.fstat(fd)
+        if (now.st_size, now.st_mtime_ns) == (st.st_size, st.st_mtime_ns):
+            return None
+        data = b""
+        while chunk := os.pread(fd, max(now.st_size - len(data), 1 << 16), len(data)):
+            data += chunk
+        if len(data) > len(old_data) and data.startswith(old_data):
+            return LateWrite(tail=data[len(old_data):])
+        return None if data == old_data else LateWrite(content=data)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def append_late(path: Path, tail: bytes) -> None:
+    """Add what another process appended to the replaced file to the new one (its append is kept)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        view = memoryview(tail)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 def discard_temp(tmp: TempFile) -> None:
     with contextlib.suppress(OSError):
         os.unlink(tmp.name, dir_fd=tmp.dir_fd)

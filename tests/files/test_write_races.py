@@ -257,3 +257,61 @@ def test_create_only_keeps_a_file_that_appeared_meanwhile(tmp_path: Path) -> Non
     with pytest.raises(FileExistsError):
         atomic_write(link, b"y\n", create_only=True)
     assert link.is_symlink() and not (tmp_path / "elsewhere.txt").exists()
+
+
+async def test_an_append_by_another_process_after_the_last_check_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between Edit's last check and its rename another process appends to the file (a log writer): the
+    append lands on the old inode, which the rename unlinks. The Edit sees it there and keeps it."""
+    from sidecar.tools.files import edit as edit_module
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    log_file = root / "app.log"
+    log_file.write_text("start\nline 1\n")
+    agent = Agent(root, tmp_path)
+    real_commit = edit_module.commit_temp
+
+    def commit_after_an_append(*args: Any, **kwargs: Any) -> Any:
+        with open(log_file, "a") as other:  # the other process, by path, on the old inode
+            other.write("line 2 from the other process\n")
+        return real_commit(*args, **kwargs)
+
+    try:
+        await agent.call("Read", file_path=str(log_file))
+        monkeypatch.setattr(edit_module, "commit_temp", commit_after_an_append)
+        text, is_error, _ = await agent.call("Edit", file_path=str(log_file), old_string="start", new_string="begin")
+    finally:
+        await agent.close()
+    assert not is_error, text
+    assert log_file.read_text() == "begin\nline 1\nline 2 from the other process\n"
+    assert "Another process appended 30 bytes to" in text and "kept at the end of the file" in text
+
+
+async def test_another_change_after_the_last_check_is_saved_and_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sidecar.tools.files import edit as edit_module
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    target = root / "conf.txt"
+    target.write_text("alpha\nbeta\n")
+    agent = Agent(root, tmp_path)
+    real_commit = edit_module.commit_temp
+
+    def commit_after_an_overwrite(*args: Any, **kwargs: Any) -> Any:
+        with open(target, "r+") as other:  # rewrites the old inode in place
+            other.write("ALPHA")
+        return real_commit(*args, **kwargs)
+
+    try:
+        await agent.call("Read", file_path=str(target))
+        monkeypatch.setattr(edit_module, "commit_temp", commit_after_an_overwrite)
+        text, is_error, _ = await agent.call("Edit", file_path=str(target), old_string="beta", new_string="gamma")
+    finally:
+        await agent.close()
+    assert not is_error, text
+    assert target.read_text() == "alpha\ngamma\n"
+    assert "Another process changed" in text and "was saved to " in text
+    saved = Path(text.split("was saved to ", 1)[1].split(". Compare", 1)[0])
+    assert saved.read_text() == "ALPHA\nbeta\n"  # the other process's version is not lost

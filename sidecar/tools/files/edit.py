@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,9 @@ from sidecar.workspace.rebase import MARGIN, rebase_edit
 from sidecar.workspace.textfile import (
     BinaryFileError,
     Encoding,
+    LateWrite,
     TempFile,
+    append_late,
     atomic_write,
     check_encodable,
     commit_temp,
@@ -57,6 +60,8 @@ from sidecar.workspace.textfile import (
     discard_temp,
     encode,
     from_model,
+    late_write,
+    open_old,
     write_temp,
 )
 
@@ -427,10 +432,24 @@ async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, chan
         await early.discard()
         raise
     tmp, new_digest = await early.result()
+    # Held across the rename: a write another process makes to the old inode after this check (an
+    # appending log, an editor's save) is seen there, and kept or reported below.
+    old_fd = open_old(path, st)
     if not still_unchanged(path, st):
         discard_temp(tmp)
+        if old_fd is not None:
+            os.close(old_fd)
         raise stale()
-    written = await loop.run_in_executor(None, commit_temp, tmp, path)
+    try:
+        written = await loop.run_in_executor(None, commit_temp, tmp, path)
+    except BaseException:
+        if old_fd is not None:
+            os.close(old_fd)
+        raise
+    late = late_write(old_fd, st, old_data) if old_fd is not None else None
+    if late is not None:
+        note = _keep_late_write(ctx, path, who, late)
+        summary = f"{summary}\n\n{note}" if summary else note
     kept: bytes | None = None
     if isinstance(pieces, bytes):
         kept = pieces if len(pieces) <= CONTENT_FILE_MAX else None
@@ -444,6 +463,24 @@ async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, chan
             f"{shown_snippet}" + _extra(summary))
     return ToolOutput(blocks=[TextBlock(text)], editor_content=editor_content,
                       metadata={"subject": str(path), "encoding": enc.describe()})
+
+
+def _keep_late_write(ctx: ToolContext, path: Path, who: str, late: LateWrite) -> str:
+    """Another process wrote to the file between the last check and the rename: an append is added to the
+    new file; any other change is saved beside the session's tool output, and the model told where."""
+    if late.tail is not None:
+        try:
+            append_late(path, late.tail)
+            return (f"Another process appended {len(late.tail)} bytes to {who} while this edit was being "
+                    "saved; they were kept at the end of the file. Read it before editing it again.")
+        except OSError as exc:
+            data, reason = late.tail, f" (its appended bytes could not be added back: {exc.strerror})"
+    else:
+        data, reason = late.content or b"", ""
+    saved = ctx.session.store.tool_output_dir(ctx.session.id) / f"{path.name}.{uuid.uuid4().hex[:8]}.concurrent"
+    saved.write_bytes(data)
+    return (f"Another process changed {who} while this edit was being saved{reason}; its version is not in "
+            f"the file now and was saved to {saved}. Compare it with the file and tell the user.")
 
 
 def _result_snippet(change: _Change, final: str) -> str:
