@@ -72,7 +72,16 @@ class RetryInfo:
     def message(self) -> str:
         what = f"HTTP {self.status} {self.error_type}" if self.status else self.error_type.replace("_", " ")
         return (f"The model API failed ({what}{': ' + self.detail if self.detail else ''}); "
-                f"retrying in {self.delay_s:.0f} s (attempt {self.attempt + 1} of {self.max_attempts})")
+                f"retrying {_wait_text(self.delay_s)} (attempt {self.attempt + 1} of {self.max_attempts})")
+
+
+def _wait_text(delay_s: float) -> str:
+    """"in 3 s", "in 0.4 s" (a sub-second wait said as it is, never "in 0 s"), "now"."""
+    if delay_s < 0.05:
+        return "now"
+    if delay_s < 9.95:
+        return f"in {delay_s:.1f} s".replace(".0 s", " s")
+    return f"in {delay_s:.0f} s"
 
 
 @dataclass
