@@ -75,7 +75,8 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
 # prints every row, in the order of issue 18's table (``ORDER``), when all benchmarks have run.
 
 ORDER = ["first_prompt", "first_prompt_1s", "first_prompt_now", "busy_requests", "step_read_small", "step_bash_ls",
-         "step_read_x8", "idle_rss", "startup", "glob", "edit", "read_tail", "read_deep", "bash_output",
+         "step_read_x8", "read_head", "read_last", "read_whole", "idle_rss",
+         "startup", "glob", "edit", "read_tail", "read_deep", "bash_output",
          "bash_output_floor",
          "grep_content", "bash_cancel", "scale_sessions", "scale_long", "scale_watcher_rss", "scale_watcher_notice",
          "scale_load", "panel_load", "panel_input", "panel_frames", "panel_final"]

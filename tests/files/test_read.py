@@ -10,6 +10,7 @@ import os
 import resource
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.files.helpers import Agent
 
@@ -223,3 +224,72 @@ def _pdf(pages: list[str]) -> bytes:
     out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref))
     return out.getvalue()
 
+
+
+def _big_ascii(lines: int, crlf: bool = False, final_newline: bool = True, wide: bool = False) -> bytes:
+    """Over CONTENT_FILE_MAX (2 MiB): a real-looking source file with a few long lines (and, ``wide``,
+    some non-ASCII text)."""
+    eol = "\r\n" if crlf else "\n"
+    rows = [("    " * (i % 4) + f"value_{i} = compute({i}, 'x')  # line {i}") if i % 997 else "y" * 2500
+            for i in range(1, lines + 1)]
+    if wide:
+        rows = [r + (" # café 日本 ✓" if i % 7 == 0 else "") for i, r in enumerate(rows)]
+    text = eol.join(rows) + (eol if final_newline else "")
+    return text.encode("utf-8")
+
+
+async def test_a_range_of_a_big_ascii_file_reads_as_the_whole_file_path_would(agent: Agent, ws: Path) -> None:
+    """Issue 29: a big ASCII file is cut on its bytes and only the range is decoded; the text the model gets
+    is the same as from the whole-file path (``_text_output`` over the decoded file), for every kind of range."""
+    from sidecar.tools.files import read as read_module
+    from sidecar.workspace.ledger import CONTENT_FILE_MAX
+    from sidecar.workspace.textfile import decode
+
+    for crlf, final, wide in ((False, True, False), (True, True, False), (False, False, False),
+                              (False, True, True)):
+        data = _big_ascii(60_000, crlf, final, wide)
+        assert len(data) > CONTENT_FILE_MAX
+        f = ws / f"big_{crlf}_{final}_{wide}.py"
+        f.write_bytes(data)
+        text, enc = decode(data)
+        for offset, limit in ((1, 2000), (30_000, 2000), (-2000, None), (-1, 5), (59_990, 50),
+                              (1, 100_000), (-100_000, 10), (60_001, 10), (70_000, 10)):
+            inp = read_module.ReadInput(file_path=str(f), offset=offset, limit=limit)
+            start, lim, _ = read_module._range_key(inp)
+            expected = read_module._text_output(f, _ctx(agent), text, enc, start, lim)
+            got, err, out = await agent.call("Read", file_path=str(f), **{k: v for k, v in
+                                             (("offset", offset), ("limit", limit)) if v is not None})
+            assert got == expected.joined_text(), (crlf, final, offset, limit)
+            assert err == expected.is_error
+            for key in ("range", "total_lines", "encoding"):
+                assert out.metadata.get(key) == expected.metadata.get(key), (key, offset, limit)
+            assert out.metadata["truncated"] == expected.metadata.get("truncated", False)
+
+
+def _ctx(agent: Agent) -> Any:
+    from sidecar.tools.context import ToolContext
+
+    return ToolContext(session=agent.session, tool_call_id="toolu_compare")
+
+
+async def test_edit_after_a_ranged_read_of_a_big_file_checks_staleness(agent: Agent, ws: Path) -> None:
+    """The fingerprint of a ranged read of a big file is its stat plus what was read: an Edit after it
+    lands, and a change made behind the agent's back is still caught."""
+    f = ws / "big_edit.py"
+    f.write_bytes(_big_ascii(60_000))
+    _, err, _ = await agent.call("Read", file_path=str(f), offset=-10)
+    assert not err
+    _, _, out = await agent.call("Read", file_path=str(f), offset=-10)
+    assert out.metadata["unchanged"] is True
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="value_59999 = compute(59999, 'x')",
+                                    new_string="value_59999 = compute(59999, 'y')")
+    assert not err, text
+    assert b"value_59999 = compute(59999, 'y')" in f.read_bytes()
+    _, err, _ = await agent.call("Read", file_path=str(f), offset=1, limit=10)
+    assert not err
+    before = f.stat().st_mtime_ns
+    f.write_bytes(f.read_bytes().replace(b"value_5 = compute(5, 'x')", b"value_5 = compute(5, 'Z')"))
+    os.utime(f, ns=(before + 1_000_000, before + 1_000_000))  # same size: only the stat tells
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="value_3 = compute(3, 'x')",
+                                    new_string="value_3 = compute(3, 'q')")
+    assert err and "modified since read" in text
