@@ -82,6 +82,45 @@ async function waitForHttp(url, timeoutMs) {
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
+/** How long the workbench's start may go without any sign of progress before it is a failure. */
+const STALL_MS = 90000;
+
+/**
+ * Waits for `ready` (a promise) as long as the start makes progress: bytes added to the logs in `logDir`
+ * (code-server, the sidecar, the page) or requests made by `page`. A loaded machine slows the start and
+ * the wait follows it; only a start with no progress for `STALL_MS` fails, naming `what`.
+ */
+async function whileProgressing(ready, { logDir, page, what }) {
+  let requests = 0;
+  const onRequest = () => {
+    requests += 1;
+  };
+  page?.on('request', onRequest);
+  const size = () => fs.readdirSync(logDir).reduce((n, f) => n + fs.statSync(path.join(logDir, f)).size, 0);
+  let settled = false;
+  const done = ready.finally(() => {
+    settled = true;
+  });
+  try {
+    let seen = `${size()}/${requests}`;
+    let since = performance.now();
+    while (!settled) {
+      await Promise.race([done.catch(() => undefined), sleep(1000)]);
+      if (settled) break;
+      const now = `${size()}/${requests}`;
+      if (now !== seen) {
+        seen = now;
+        since = performance.now();
+      } else if (performance.now() - since > STALL_MS) {
+        throw new Error(`${what}: no progress for ${STALL_MS / 1000} s (logs and page requests unchanged)`);
+      }
+    }
+    return await done;
+  } finally {
+    page?.off('request', onRequest);
+  }
+}
+
 export class Harness {
   /** `name` prefixes the screenshots and the kept logs (several suites share artifacts/e2e). */
   constructor(name = '') {
@@ -183,7 +222,8 @@ export class Harness {
     );
     this.page = await this.openBrowser();
     this.chat = await chatFrame(this.page);
-    await this.chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+    await this.progressing(this.chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 0 }),
+      'the chat view getting ready');
     if (apiKey) {
       // The key goes into SecretStorage through the command; the agent restarts with it in its env.
       await runCommand(this.page, 'Sidecar: Set API Key');
@@ -192,9 +232,15 @@ export class Harness {
       await input.fill('test-key');
       await input.press('Enter');
       await this.chat.locator('body[data-ready="false"]').waitFor({ state: 'attached', timeout: 10000 });
-      await this.chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+      await this.progressing(this.chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 0 }),
+        'the agent restarting with the key');
     }
     return { page: this.page, chat: this.chat };
+  }
+
+  /** `ready`, awaited while the workbench shows progress (`whileProgressing`): no fixed budget. */
+  progressing(ready, what) {
+    return whileProgressing(ready, { logDir: this.logDir, page: this.page, what });
   }
 
   /** User settings, the .vsix installed offline, code-server serving on loopback. */
@@ -247,7 +293,7 @@ export class Harness {
     ];
     const child = spawnLogged('code-server', codeServer, args, { cwd: this.workspace, env, logDir: this.logDir });
     this.children.push(child);
-    await waitForHttp(`http://127.0.0.1:${this.port}/healthz`, 60000);
+    await this.progressing(waitForHttp(`http://127.0.0.1:${this.port}/healthz`, Infinity), 'code-server starting');
   }
 
   async openBrowser() {
@@ -256,10 +302,10 @@ export class Harness {
     this.page = await this.context.newPage();
     this.page.on('pageerror', (e) => fs.appendFileSync(path.join(this.logDir, 'page.log'), `pageerror: ${e}\n`));
     await this.page.goto(`http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}`);
-    await this.page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await this.progressing(this.page.waitForSelector('.monaco-workbench', { timeout: 0 }), 'the workbench loading');
     // The extension is activated once its activity bar entry is there; open the chat view with it.
     const item = this.page.locator('.activitybar .action-item a[aria-label^="Sidecar"]').first();
-    await item.waitFor({ state: 'visible', timeout: 90000 });
+    await this.progressing(item.waitFor({ state: 'visible', timeout: 0 }), 'the Sidecar activity bar entry');
     await item.click();
     return this.page;
   }
