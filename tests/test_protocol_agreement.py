@@ -24,6 +24,7 @@ CLIENT_PORT = ROOT / "sidecar" / "session.py"
 SERVED_NOT_USED_BY_EXTENSION = {
     "initialize": "the LSP transport's own initialize stands in for ACP's (docs/contract.md §2)",
     "session/set_model": "ACP unstable; the extension picks the model with session/set_config_option",
+    "authenticate": "ACP auth methods (sidecar login): the extension passes the key from its secret storage",
 }
 # Sent by the sidecar only when a client offers a capability the extension does not (clientCapabilities()).
 SENT_ONLY_TO_OTHER_CLIENTS = {
@@ -93,4 +94,4 @@ def test_the_exception_lists_name_real_methods() -> None:
     served = set(build_core().methods)
     sent = _client_port_methods()
     assert sorted(set(SENT_ONLY_TO_OTHER_CLIENTS) - sent) == []
-    assert sorted(set(SERVED_NOT_USED_BY_EXTENSION) - served - {"session/set_model"}) == []
+    assert sorted(set(SERVED_NOT_USED_BY_EXTENSION) - served) == []
