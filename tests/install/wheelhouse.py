@@ -52,8 +52,9 @@ def locked_requirements(path: Path) -> dict[str, str]:
 
 
 def build_wheelhouse(out: Path, pins: dict[str, str]) -> set[str]:
-    """Every pinned distribution found in uv's cache, zipped into ``out`` as ``name-version-tags.whl``;
-    returns the names found (a pin whose markers exclude this platform, e.g. pywin32, is never cached)."""
+    """Every pinned distribution found in uv's cache, zipped into ``out`` as ``name-version-tags.whl`` (each
+    build of it there: a cache shared by several Pythons holds one per interpreter, and the installer picks the
+    compatible one); returns the names found (a pin whose markers exclude this platform is never cached)."""
     cache = Path(uv("cache", "dir").strip()) / "archive-v0"
     out.mkdir(parents=True, exist_ok=True)
     found: set[str] = set()
@@ -63,11 +64,14 @@ def build_wheelhouse(out: Path, pins: dict[str, str]) -> set[str]:
                 continue
             meta = Parser().parsestr((info / "METADATA").read_text(errors="replace"), headersonly=True)
             name, version = _normal(str(meta["Name"])), str(meta["Version"])
-            if pins.get(name) != version or name in found:
+            if pins.get(name) != version:
                 continue
             tags = [t.split("-") for t in Parser().parsestr((info / "WHEEL").read_text()).get_all("Tag") or []]
             tag = "-".join(".".join(sorted({t[i] for t in tags})) for i in range(3))
-            with zipfile.ZipFile(out / f"{name.replace('-', '_')}-{version}-{tag}.whl", "w") as archive:
+            wheel = out / f"{name.replace('-', '_')}-{version}-{tag}.whl"
+            if wheel.exists():
+                continue
+            with zipfile.ZipFile(wheel, "w") as archive:
                 for file in sorted(unpacked.rglob("*")):
                     if file.is_file():
                         archive.write(file, file.relative_to(unpacked).as_posix())
