@@ -76,9 +76,17 @@ async def test_an_untrusted_python_repository_runs_nothing_and_its_values_stay_h
 
     everything = json.dumps([r.body for r in model_server.message_requests()])
     assert [c for c in (OUTSIDE_CANARY, DENIED_CANARY) if c in everything] == []
-    local, token, key, relayed = result_texts(model_server)
+    results = result_texts(model_server)
+    local, token, key, relayed = results
     # basedpyright answered (from the sidecar's interpreter) ...
-    assert local == (False, "Hover at main.py:7:7:\n\n```python\n(constant) LOCAL: Literal['visible-value']\n```")
+    assert not local[0]
+    assert local[1].startswith("Hover at main.py:7:7:\n\n```python\n(constant) LOCAL: Literal['visible-value']\n```")
+    # ... and the model is told once what it was kept from (whichever result came first),
+    [note] = [line for _, t in results for line in t.splitlines() if line.startswith("Note: the python")]
+    assert note == (f"Note: the python language server was kept from what the repository names — python "
+                    f"interpreter: {sys.executable} (the workspace's {ws}/.venv/bin/python is not run before trust); "
+                    f"ignored the project config's extraPaths '{tmp_path}/outside': outside the workspace. What "
+                    "needs it (imports, types) may show as unresolved.")
     # ... without running the workspace's interpreter,
     assert not marker.exists(), marker.read_text()
     # without reading the folder outside the workspace that pyrightconfig.json named,

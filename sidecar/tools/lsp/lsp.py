@@ -182,6 +182,7 @@ class LSPTool(Tool[LSPInput]):
             text = view.call_items(_as_list(result), inp)
         else:
             text = view.locations(op, _as_list(result), inp)
+        view.launch_note = _launch_note(ctx, target.path)
         return view.output(text, op)
 
 
@@ -223,6 +224,25 @@ def _library_dirs(ctx: ToolContext, path: Path) -> tuple[Path, ...]:
 
     server = language_servers(ctx.session).running(path)
     return server.launch.library_dirs if server is not None else ()
+
+
+def _launch_note(ctx: ToolContext, path: Path) -> str:
+    """Once per server: what the headless server was kept from running or reading (pinning.py), so the model
+    knows why an import may show as unresolved before the workspace is trusted."""
+    if ctx.session.has_client_capability("lspQuery") or "lsp" not in ctx.session.services:
+        return ""
+    from sidecar.tools.lsp.servers import language_servers  # lazy: see the note at the top
+
+    server = language_servers(ctx.session).running(path)
+    left_out = [n for n in server.launch.notes if any(w in n for w in _LEFT_OUT)] if server is not None else []
+    if server is None or not left_out or server.launch.told:
+        return ""
+    server.launch.told = True
+    return (f"Note: the {server.spec.language} language server was kept from what the repository names — "
+            + "; ".join(left_out) + ". What needs it (imports, types) may show as unresolved.")
+
+
+_LEFT_OUT = ("ignored", "not run", "not loaded", "refused")
 
 
 def _headless_backend(ctx: ToolContext, path: Path) -> Backend:
@@ -359,6 +379,7 @@ class ResultView:
     dropped_outside: int = 0
     dropped_ignored: int = 0
     capped: str = ""
+    launch_note: str = ""
     results: int = 0
     _admitted: dict[Path, str] = field(default_factory=dict)
     _lines: dict[Path, list[str] | None] = field(default_factory=dict)
@@ -497,6 +518,8 @@ class ResultView:
         out: list[str] = []
         if self.capped:
             out.append(self.capped)
+        if self.launch_note:
+            out.append(self.launch_note)
         if self.dropped_outside:
             n = self.dropped_outside
             out.append(f"{n} result{'s' if n != 1 else ''} outside the workspace or denied by a Read rule "

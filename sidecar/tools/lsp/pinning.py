@@ -72,6 +72,8 @@ class Launch:
     config_copy: CleanConfig | None = None
     # One line per thing left out or pinned, for the log and the docs' promise.
     notes: list[str] = field(default_factory=list)
+    # The notes were shown to the model (once per server).
+    told: bool = False
 
     def close(self) -> None:
         if self.config_copy is not None:
