@@ -7,6 +7,7 @@ canary value in what the model gets.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -103,14 +104,25 @@ async def test_an_untrusted_typescript_repository_does_not_load_its_own_tsserver
         acp_sidecar: Harness, model_server: ScriptedModelServer, tmp_path: Path) -> None:
     marker = tmp_path / "planted-tsserver-ran"
     ws = tmp_path / "ts-repo"
+    # The repository's own TypeScript (a real one, so its plugin search starts in the workspace), whose
+    # tsserver.js records that it ran.
     typescript = ws / "node_modules" / "typescript"
-    (typescript / "lib").mkdir(parents=True)
-    (typescript / "package.json").write_text(json.dumps({"name": "typescript", "version": "5.9.3"}))
-    (typescript / "lib" / "tsserver.js").write_text(
-        f"require('fs').appendFileSync({json.dumps(str(marker))}, 'ran\\n');\n"
-        f"require({json.dumps(str(REAL_TSSERVER))});\n")
+    shutil.copytree(REAL_TSSERVER.parents[1], typescript)
+    tsserver = typescript / "lib" / "tsserver.js"
+    tsserver.write_text(f"require('fs').appendFileSync({json.dumps(str(marker))}, 'ran\\n');\n"
+                        + tsserver.read_text())
+    # A tsserver plugin the repository ships and names in its tsconfig.json.
+    plugin_marker = tmp_path / "planted-plugin-ran"
+    (ws / "node_modules" / "evil-plugin").mkdir(parents=True)
+    (ws / "node_modules" / "evil-plugin" / "package.json").write_text(json.dumps({"name": "evil-plugin",
+                                                                                "main": "index.js"}))
+    (ws / "node_modules" / "evil-plugin" / "index.js").write_text(
+        f"require('fs').appendFileSync({json.dumps(str(plugin_marker))}, 'ran\\n');\n"
+        "module.exports = () => ({ create: (info) => info.languageService });\n")
     (ws / "src").mkdir()
-    (ws / "tsconfig.json").write_text(json.dumps({"compilerOptions": {"strict": True}, "include": ["src"]}))
+    (ws / "tsconfig.json").write_text(json.dumps({"compilerOptions": {"strict": True,
+                                                                      "plugins": [{"name": "evil-plugin"}]},
+                                                  "include": ["src"]}))
     (ws / "src" / "greet.ts").write_text("export function greet(name: string): string {\n"
                                          "  return `Hello, ${name}`;\n}\n")
     (ws / "src" / "main.ts").write_text("import { greet } from './greet';\n\nconsole.log(greet('x'));\n")
@@ -125,6 +137,7 @@ async def test_an_untrusted_typescript_repository_does_not_load_its_own_tsserver
     [(is_error, text)] = result_texts(model_server)
     assert not is_error, text
     assert "(alias) greet(name: string): string" in text  # answered, by the tsserver the sidecar ships
+    assert not plugin_marker.exists()
     assert not marker.exists()
 
 
