@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { API_KEY_SECRET, type Ctx } from './ctx';
-import type { ContextItem } from './panel/sessions';
+import type { ContextItem } from './shared/panelProtocol';
 
 type Cmd = (...args: never[]) => unknown;
 

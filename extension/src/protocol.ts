@@ -8,17 +8,38 @@
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { ModelRetryParams } from './shared/modelRetry';
 import type { SessionConfigOption } from './shared/configOptions';
+import type {
+  AvailableCommand,
+  ContentBlock,
+  ModeId,
+  PermissionOption,
+  PermissionToolCall,
+  PlanEntry,
+  SessionInfo,
+  SessionUpdate,
+  StopReason,
+  ToolCallContent,
+  ToolCallLocation,
+} from './shared/acp';
+
+// The ACP shapes the panel reads too are declared in shared/acp.ts (types only, both bundles import them).
+export type {
+  AvailableCommand,
+  ContentBlock,
+  ModeId,
+  PermissionOption,
+  PermissionToolCall,
+  PlanEntry,
+  SessionInfo,
+  SessionUpdate,
+  StopReason,
+  ToolCallContent,
+  ToolCallLocation,
+};
 
 // ---------------------------------------------------------------- ACP shapes (the parts we use)
 
-export type ModeId = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
 export const MODE_IDS: readonly ModeId[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
-
-export type ContentBlock =
-  | { type: 'text'; text: string }
-  | { type: 'resource_link'; uri: string; name: string; mimeType?: string; title?: string }
-  | { type: 'resource'; resource: { uri: string; text: string; mimeType?: string } }
-  | { type: 'image'; data: string; mimeType: string };
 
 export interface SidecarClientMeta {
   reviewEdit: boolean;
@@ -83,12 +104,6 @@ export interface SetConfigOptionResult {
   configOptions: SessionConfigOption[];
 }
 
-export interface SessionInfo {
-  sessionId: string;
-  cwd?: string;
-  title?: string | null;
-  updatedAt?: string | null;
-}
 export interface ListSessionsParams {
   cwd?: string;
   cursor?: string;
@@ -98,7 +113,6 @@ export interface ListSessionsResult {
   nextCursor?: string | null;
 }
 
-export type StopReason = 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled';
 export interface PromptParams {
   sessionId: string;
   prompt: ContentBlock[];
@@ -118,68 +132,14 @@ export interface CancelParams {
   sessionId: string;
 }
 
-export interface ToolCallContent {
-  type: 'content' | 'diff' | 'terminal';
-  content?: ContentBlock;
-  path?: string;
-  oldText?: string | null;
-  newText?: string;
-  terminalId?: string;
-}
-
-export interface ToolCallLocation {
-  path: string;
-  line?: number | null;
-}
-
-export interface PlanEntry {
-  content: string;
-  status: 'pending' | 'in_progress' | 'completed';
-  priority?: string;
-}
-
-/** `session/update`'s `update`: a discriminated union on `sessionUpdate`; unknown kinds pass through. */
-export interface SessionUpdate {
-  sessionUpdate: string;
-  content?: ContentBlock | ToolCallContent[];
-  toolCallId?: string;
-  title?: string | null;
-  kind?: string | null;
-  status?: string | null;
-  rawInput?: unknown;
-  rawOutput?: unknown;
-  locations?: ToolCallLocation[] | null;
-  entries?: PlanEntry[];
-  currentModeId?: string;
-  /** `config_option_update` */
-  configOptions?: SessionConfigOption[];
-  availableCommands?: { name: string; description: string }[];
-  used?: number;
-  size?: number;
-  [key: string]: unknown;
-}
-
 export interface SessionNotification {
   sessionId: string;
   update: SessionUpdate;
 }
 
-export interface PermissionOption {
-  optionId: string;
-  name: string;
-  kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
-}
-
 export interface RequestPermissionParams {
   sessionId: string;
-  toolCall: {
-    toolCallId: string;
-    title?: string | null;
-    kind?: string | null;
-    rawInput?: unknown;
-    content?: ToolCallContent[] | null;
-    locations?: ToolCallLocation[] | null;
-  };
+  toolCall: PermissionToolCall;
   options: PermissionOption[];
 }
 export type RequestPermissionResult =

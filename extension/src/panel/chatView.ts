@@ -5,28 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatApprovals } from '../handlers/permission';
-import type { ModeId, PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
-import type { ContextItem, RewindResult, Sessions, ToView, View } from './sessions';
-
-export type FromView =
-  | { type: 'ready' }
-  | { type: 'prompt'; text: string; context: ContextItem[] }
-  | { type: 'cancel' }
-  | { type: 'newSession' }
-  | { type: 'loadSession'; sessionId: string }
-  | { type: 'setMode'; modeId: ModeId }
-  | { type: 'setConfigOption'; configId: string; value: string }
-  | { type: 'mentionFile' }
-  | { type: 'addSelection' }
-  | { type: 'refreshSessions' }
-  | { type: 'openLocation'; path: string; line?: number }
-  | { type: 'approve'; key: string; optionId: string; feedback?: string }
-  | { type: 'openDiff'; path: string; oldText: string; newText: string }
-  | { type: 'openText'; text: string; title: string }
-  | { type: 'copy'; text: string }
-  | { type: 'findFiles'; query: string; requestId: number }
-  | { type: 'rewind'; messageId: string; files: boolean; conversation: boolean }
-  | { type: 'editResend'; messageId: string; text: string; context?: ContextItem[] };
+import type { PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
+import type { FileResult, FromView, ToView } from '../shared/panelProtocol';
+import type { RewindResult, Sessions, View } from './sessions';
 
 /** What the chat view needs from the editor side (implemented in ctx.ts). */
 export interface ChatCommands {
@@ -34,7 +15,7 @@ export interface ChatCommands {
   addSelection: () => Promise<void>;
   openDiff: (path: string, oldText: string, newText: string) => Promise<void>;
   openText: (text: string, title: string) => Promise<void>;
-  findFiles: (query: string) => Promise<{ path: string; isFolder: boolean; uri?: string }[]>;
+  findFiles: (query: string) => Promise<FileResult[]>;
   visibilityChanged: (visible: boolean) => void;
 }
 

@@ -7,8 +7,6 @@ import * as vscode from 'vscode';
 import {
   type ContentBlock,
   type ModeId,
-  type PermissionOption,
-  type RequestPermissionParams,
   type SessionInfo,
   type SessionNotification,
   SessionCancel,
@@ -26,6 +24,7 @@ import {
   type PromptResult,
   type StopReason,
 } from '../protocol';
+import type { ContextItem, PromptError, ToView } from '../shared/panelProtocol';
 
 /** ACP's "resource not found" (an unknown sessionId). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -34,41 +33,6 @@ export interface Connection {
   sendRequest<P, R>(type: { method: string } & object, params: P): Promise<R>;
   sendNotification<P>(type: { method: string } & object, params: P): Promise<void>;
 }
-
-/** A piece of context the user attached to the next prompt. */
-export interface ContextItem {
-  kind: 'file' | 'selection' | 'image';
-  uri: string;
-  label: string;
-  /** selection only */
-  text?: string;
-  startLine?: number;
-  endLine?: number;
-  languageId?: string;
-  /** image only: base64 data and its MIME type */
-  data?: string;
-  mimeType?: string;
-}
-
-export type ToView =
-  | { type: 'state'; sessionId: string | null; sessions: SessionInfo[]; mode: string; busy: boolean; ready: boolean; failed: boolean; pending: number; roots: string[]; configOptions: SessionConfigOption[] }
-  | { type: 'clear'; replay?: boolean }
-  /** The `session/load` that `clear` with `replay: true` announced has answered: the replay is whole. */
-  | { type: 'replayDone' }
-  | { type: 'update'; update: SessionNotification['update'] }
-  | { type: 'userPrompt'; text: string; context: ContextItem[]; promptId: string }
-  | { type: 'userMessageId'; promptId: string; messageId: string }
-  | { type: 'approval'; key: string; toolCall: RequestPermissionParams['toolCall']; options: PermissionOption[] }
-  | { type: 'approvalDone'; key: string; toolCallId: string; label: string; outcome: 'allowed' | 'rejected' | 'cancelled'; feedback?: string }
-  | { type: 'decided'; toolCallId: string; outcome: 'rejected' | 'cancelled'; feedback?: string }
-  | { type: 'focusCard'; toolCallId: string }
-  | { type: 'fileResults'; requestId: number; items: { path: string; isFolder: boolean; uri?: string }[] }
-  | { type: 'turnEnd'; stopReason: StopReason | 'error'; error?: { code?: number; message: string; data?: unknown } }
-  | { type: 'retry'; retry: ModelRetryParams }
-  | { type: 'addContext'; item: ContextItem }
-  | { type: 'truncate'; messageId: string }
-  | { type: 'notice'; text: string; level: 'info' | 'warning' }
-  | { type: 'error'; message: string };
 
 export interface View {
   post(message: ToView): void;
@@ -96,7 +60,7 @@ export function promptBlocks(text: string, context: ContextItem[]): ContentBlock
 }
 
 /** A failed prompt's error as the panel gets it: the JSON-RPC error's code, message and data. */
-export function promptError(e: unknown): { code?: number; message: string; data?: unknown } {
+export function promptError(e: unknown): PromptError {
   if (e && typeof e === 'object' && 'message' in e) {
     const r = e as { code?: unknown; message: unknown; data?: unknown };
     return {
@@ -333,7 +297,7 @@ export class Sessions {
     this.busy = true;
     this.pushState();
     let stop: StopReason | 'error' = 'error';
-    let error: { code?: number; message: string; data?: unknown } | undefined;
+    let error: PromptError | undefined;
     let sessionId = this.sessionId;
     try {
       if (!sessionId) sessionId = await this.newSession(false);

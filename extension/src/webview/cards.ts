@@ -3,6 +3,9 @@
  * fields, Edit/Write as an inline mini-diff, output capped with "Show all" / "Open in editor", sub-agent
  * calls nested under their Task card, and the approval buttons while the call waits for the user.
  */
+import type { PermissionOption, PermissionToolCall, ToolCallUpdate } from '../shared/acp';
+import type { PostToHost } from '../shared/panelProtocol';
+import { el } from './dom';
 import { highlight, langOfPath } from './markdown';
 import {
   capLines,
@@ -19,15 +22,9 @@ import {
   userDecisionOf,
 } from './summary';
 
-export interface PermissionOptionView {
-  optionId: string;
-  name: string;
-  kind: string;
-}
-
 export interface CardHost {
   roots(): string[];
-  post(message: unknown): void;
+  post: PostToHost;
   /** a card was added or grew */
   changed(): void;
   /** where top-level cards go */
@@ -41,11 +38,8 @@ const DIFF_LINES = 40;
 
 const STATUS_LABEL: Record<string, string> = { pending: 'pending', in_progress: 'running', completed: 'done', failed: 'failed' };
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function button(label: string, cls: string, onClick: () => void, title?: string): HTMLButtonElement {
@@ -90,9 +84,9 @@ export class Cards {
   }
 
   /** A `tool_call` or `tool_call_update`. */
-  update(u: Record<string, unknown>): void {
+  update(u: ToolCallUpdate): void {
     const id = String(u.toolCallId ?? '');
-    const meta = ((u._meta as Record<string, unknown> | undefined)?.sidecar ?? {}) as Record<string, unknown>;
+    const meta = u._meta?.sidecar ?? {};
     let card = this.cards.get(id);
     if (!card) {
       card = this.create(id, typeof meta.parentToolCallId === 'string' ? meta.parentToolCallId : undefined);
@@ -102,12 +96,12 @@ export class Cards {
     if (typeof u.title === 'string') s.title = u.title;
     if (typeof u.kind === 'string') s.kind = u.kind;
     if (typeof u.status === 'string') s.status = u.status;
-    if (u.rawInput && typeof u.rawInput === 'object') s.rawInput = u.rawInput as Record<string, unknown>;
+    if (isRecord(u.rawInput)) s.rawInput = u.rawInput;
     if (Array.isArray(u.content)) {
       // Streamed progress replaces the shown output; the final update carries the whole result.
-      s.content = u.content as ToolContentItem[];
+      s.content = u.content;
     }
-    if (meta.metadata && typeof meta.metadata === 'object') s.metadata = meta.metadata as Record<string, unknown>;
+    if (isRecord(meta.metadata)) s.metadata = meta.metadata;
     this.render(card);
     if (s.parentId) {
       const parent = this.cards.get(s.parentId);
@@ -167,13 +161,13 @@ export class Cards {
 
   // ------------------------------------------------------------------------------------ approvals
 
-  offer(key: string, toolCall: Record<string, unknown>, options: PermissionOptionView[]): void {
+  offer(key: string, toolCall: PermissionToolCall, options: PermissionOption[]): void {
     const id = String(toolCall.toolCallId ?? '');
     let card = this.cards.get(id);
     if (!card) {
       card = this.create(id, undefined);
       card.state.title = String(toolCall.title ?? 'Tool call');
-      if (toolCall.rawInput && typeof toolCall.rawInput === 'object') card.state.rawInput = toolCall.rawInput as Record<string, unknown>;
+      if (isRecord(toolCall.rawInput)) card.state.rawInput = toolCall.rawInput;
       this.render(card);
     }
     const box = card.approval;
@@ -226,8 +220,8 @@ export class Cards {
   }
 
   /** What will run, exactly: the whole command, or the diff of the edit. */
-  private exactly(s: ToolState, toolCall: Record<string, unknown>): HTMLElement | null {
-    const raw = (toolCall.rawInput as Record<string, unknown> | undefined) ?? s.rawInput;
+  private exactly(s: ToolState, toolCall: PermissionToolCall): HTMLElement | null {
+    const raw = isRecord(toolCall.rawInput) ? toolCall.rawInput : s.rawInput;
     if (typeof raw.command === 'string') {
       const pre = el('pre', 'exact-command');
       const code = el('code', 'hljs');
@@ -235,7 +229,7 @@ export class Cards {
       pre.appendChild(code);
       return pre;
     }
-    const content = Array.isArray(toolCall.content) ? (toolCall.content as ToolContentItem[]) : [];
+    const content: ToolContentItem[] = Array.isArray(toolCall.content) ? toolCall.content : [];
     const d = content.find((c) => c.type === 'diff');
     if (d && typeof d.newText === 'string') {
       return this.diffView({ ...s, content: [d] }, true);
@@ -244,7 +238,7 @@ export class Cards {
     return null;
   }
 
-  approvalDone(key: string, toolCallId: string, label: string, outcome: string, feedback?: string): void {
+  approvalDone(key: string, toolCallId: string, label: string, outcome: 'allowed' | 'rejected' | 'cancelled', feedback?: string): void {
     const card = this.cards.get(toolCallId);
     if (!card || card.approval.dataset.key !== key) return;
     card.approval.hidden = true;

@@ -3,13 +3,10 @@
  * (matched in the extension host over a cached list), the `/` menu fed by `available_commands_update`,
  * pasted images (sent as ACP image blocks), ↑/↓ prompt history and Shift+Tab to cycle the mode.
  */
-import type { ContextItem } from './main';
-
-export interface Command {
-  name: string;
-  description: string;
-  input?: { hint?: string } | null;
-}
+import type { AvailableCommand as Command } from '../shared/acp';
+import type { ContextItem, FileResult, PostToHost } from '../shared/panelProtocol';
+import { isModeId } from './chrome';
+import { byId, el } from './dom';
 
 interface MenuItem {
   label: string;
@@ -18,16 +15,9 @@ interface MenuItem {
 }
 
 export interface ComposerHost {
-  post(message: unknown): void;
+  post: PostToHost;
   isBusy(): boolean;
   onSend(): void;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /** The `@query` being typed just before the caret, if any. */
@@ -44,11 +34,11 @@ export function slashAt(text: string, caret: number): string | null {
 }
 
 export class Composer {
-  private readonly box = document.getElementById('prompt') as HTMLTextAreaElement;
-  private readonly sendBtn = document.getElementById('send') as HTMLButtonElement;
-  private readonly contextEl = document.getElementById('context') as HTMLElement;
-  private readonly menu = document.getElementById('menu') as HTMLElement;
-  private readonly modeSel = document.getElementById('mode') as HTMLSelectElement;
+  private readonly box = byId('prompt', 'textarea');
+  private readonly sendBtn = byId('send', 'button');
+  private readonly contextEl = byId('context', 'div');
+  private readonly menu = byId('menu', 'div');
+  private readonly modeSel = byId('mode', 'select');
   private context: ContextItem[] = [];
   private commands: Command[] = [];
   private items: MenuItem[] = [];
@@ -156,7 +146,7 @@ export class Composer {
       const opts = [...this.modeSel.options].map((o) => o.value);
       const next = opts[(opts.indexOf(this.modeSel.value) + 1) % opts.length] ?? 'default';
       this.modeSel.value = next;
-      this.host.post({ type: 'setMode', modeId: next });
+      if (isModeId(next)) this.host.post({ type: 'setMode', modeId: next });
       return;
     }
     // Prompt history: ↑ on the first line, ↓ on the last.
@@ -217,7 +207,7 @@ export class Composer {
   }
 
   /** The extension's answer to `findFiles`; stale answers are dropped. */
-  fileResults(requestId: number, items: { path: string; isFolder: boolean; uri?: string }[]): void {
+  fileResults(requestId: number, items: FileResult[]): void {
     if (requestId !== this.requestId || !this.mention) return;
     const mention = this.mention;
     this.items = items.map((f) => ({

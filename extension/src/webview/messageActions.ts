@@ -8,7 +8,8 @@
  * one would be clipped), placed beside the button, closed by Escape, a click outside, Tab, a choice, or
  * the button scrolling out of view. The rewind request itself runs in the extension host.
  */
-import type { ContextItem } from './main';
+import type { ContextItem, PostToHost } from '../shared/panelProtocol';
+import { el } from './dom';
 
 export type RewindAction = 'code' | 'conversation' | 'both';
 
@@ -33,17 +34,10 @@ export const TOGGLE_LABEL = 'Checkpoint actions';
 export const TOGGLE_TITLE = 'Restore code or conversation to before this message, or edit and resend it';
 
 export interface MessageActionsHost {
-  post(message: unknown): void;
+  post: PostToHost;
   isBusy(): boolean;
   /** Put the text of a rewound message back into the composer (when it is empty). */
   refill(text: string): void;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 const SVG_NS = 'http://www.w3.org/2000/svg';

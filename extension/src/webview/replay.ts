@@ -8,19 +8,20 @@
  * as it drew them live: a user message with its checkpoint actions, and the "Stopped." line / the error line
  * / the turn marker, never as agent text.
  */
+import type { ContentBlock, SessionUpdate, TurnEnd } from '../shared/acp';
 import type { ModelRetryParams } from '../shared/modelRetry';
+import type { ContextItem } from '../shared/panelProtocol';
 
-export interface TurnEnd {
-  stopReason: string;
-  error?: { code?: number; message?: string; data?: Record<string, unknown> | null };
+export type { TurnEnd };
+
+/** The `turnEnd` of a replayed `agent_message_chunk`, when it is one (older logs may carry anything there). */
+export function turnEndOf(update: { sessionUpdate: string; _meta?: { sidecar?: { turnEnd?: unknown } } | null }): TurnEnd | undefined {
+  const end = update._meta?.sidecar?.turnEnd;
+  return isTurnEnd(end) ? end : undefined;
 }
 
-/** The `turnEnd` of a replayed `agent_message_chunk`, when it is one. */
-export function turnEndOf(update: Record<string, unknown>): TurnEnd | undefined {
-  const meta = (update._meta as { sidecar?: { turnEnd?: unknown } } | undefined)?.sidecar;
-  const end = meta?.turnEnd as TurnEnd | undefined;
-  if (!end || typeof end !== 'object' || typeof end.stopReason !== 'string') return undefined;
-  return end;
+function isTurnEnd(v: unknown): v is TurnEnd {
+  return typeof v === 'object' && v !== null && 'stopReason' in v && typeof v.stopReason === 'string';
 }
 
 /** How a turn's end is drawn: an optional note ("Stopped."), an optional error line, and the marker's reason. */
@@ -127,18 +128,9 @@ export class RetryLine {
 
 // ------------------------------------------------------------------------------------ replayed prompts
 
-export interface SentItem {
-  kind: 'file' | 'selection' | 'image';
-  uri: string;
-  label: string;
-  text?: string;
-  data?: string;
-  mimeType?: string;
-}
-
 export interface SentPrompt {
   text: string;
-  context: SentItem[];
+  context: ContextItem[];
 }
 
 function relative(p: string, roots: string[]): string {
@@ -164,9 +156,9 @@ const SELECTION = /^Selected (?:lines (\d+)-(\d+) of )?(.+?):\n```[^\n]*\n([^]*)
  * A replayed prompt's content blocks back as the panel's message: the typed text, and each mention, image
  * and selection as the chip the user saw when sending (the inverse of `promptBlocks`).
  */
-export function sentPrompt(blocks: Record<string, unknown>[], roots: string[]): SentPrompt {
+export function sentPrompt(blocks: readonly ContentBlock[], roots: string[]): SentPrompt {
   const texts: string[] = [];
-  const context: SentItem[] = [];
+  const context: ContextItem[] = [];
   let images = 0;
   for (const b of blocks) {
     if (b.type === 'text' && typeof b.text === 'string') {
@@ -182,8 +174,7 @@ export function sentPrompt(blocks: Record<string, unknown>[], roots: string[]): 
       const name = typeof b.name === 'string' && b.name ? b.name : relative(uriPath(b.uri), roots);
       context.push({ kind: 'file', uri: b.uri, label: name });
     } else if (b.type === 'resource') {
-      const r = (b.resource ?? {}) as { uri?: string };
-      const uri = r.uri ?? '';
+      const uri = b.resource?.uri ?? '';
       context.push({ kind: 'file', uri, label: relative(uriPath(uri), roots) });
     } else if (b.type === 'image' && typeof b.data === 'string') {
       images += 1;
@@ -195,7 +186,14 @@ export function sentPrompt(blocks: Record<string, unknown>[], roots: string[]): 
 
 // ------------------------------------------------------------------------------------ a long replay, newest turns first
 
-type Update = Record<string, unknown> & { sessionUpdate: string };
+/** What the replay planning reads of an update (a `SessionUpdate`; the tests give plain objects). */
+export interface ReplayUpdate {
+  sessionUpdate: string;
+  toolCallId?: unknown;
+  messageId?: unknown;
+  used?: unknown;
+  currentModeId?: unknown;
+}
 
 /** Updates that set the panel's state around the transcript (the usage meter, the mode, the slash commands, the plan). */
 export const PANEL_STATE_UPDATES: ReadonlySet<string> = new Set(['usage_update', 'current_mode_update', 'available_commands_update', 'config_option_update', 'plan']);
@@ -206,14 +204,14 @@ export const PANEL_STATE_UPDATES: ReadonlySet<string> = new Set(['usage_update',
  * (`[start, end)` ranges of updates, newest first), each put above what is drawn already, in idle time.
  * Drawn so, the transcript ends as the replay drawn in order would be.
  */
-export interface ReplayPlan {
-  state: Update[];
+export interface ReplayPlan<U extends ReplayUpdate = SessionUpdate> {
+  state: U[];
   tailStart: number;
   pieces: [number, number][];
 }
 
 /** A tool call's id, for the updates that carry one. */
-function toolCallIdOf(u: Update): string | undefined {
+function toolCallIdOf(u: ReplayUpdate): string | undefined {
   return (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') && typeof u.toolCallId === 'string' ? u.toolCallId : undefined;
 }
 
@@ -222,12 +220,12 @@ function toolCallIdOf(u: Update): string | undefined {
  * where nothing after the cut refers to a tool call that began before it (a card is made by its first
  * update and found by the later ones). Ascending; always 0 first.
  */
-export function replayCuts(updates: readonly Update[]): number[] {
+export function replayCuts(updates: readonly ReplayUpdate[]): number[] {
   const starts: number[] = [0];
   const span = new Map<string, [number, number]>();
   let prevUser: string | null = null;
   for (let i = 0; i < updates.length; i++) {
-    const u = updates[i] as Update;
+    const u = updates[i] as ReplayUpdate;
     if (u.sessionUpdate === 'user_message_chunk') {
       const key = typeof u.messageId === 'string' ? u.messageId : '';
       if (prevUser !== key && i > 0) starts.push(i);
@@ -260,7 +258,7 @@ export function replayCuts(updates: readonly Update[]): number[] {
 }
 
 /** The last update of each panel-state kind that changes what shows, in replay order. */
-export function replayState(updates: readonly Update[]): Update[] {
+export function replayState<U extends ReplayUpdate>(updates: readonly U[]): U[] {
   const last = new Map<string, number>();
   updates.forEach((u, i) => {
     if (!PANEL_STATE_UPDATES.has(u.sessionUpdate)) return;
@@ -269,7 +267,7 @@ export function replayState(updates: readonly Update[]): Update[] {
     if (u.sessionUpdate === 'current_mode_update' && typeof u.currentModeId !== 'string') return;
     last.set(u.sessionUpdate, i);
   });
-  return [...last.values()].sort((a, b) => a - b).map((i) => updates[i] as Update);
+  return [...last.values()].sort((a, b) => a - b).map((i) => updates[i] as U);
 }
 
 /**
@@ -277,7 +275,7 @@ export function replayState(updates: readonly Update[]): Update[] {
  * updates (at least one turn: what the user looks at first, drawn at once); the older turns are cut into
  * pieces of at most `pieceTurns` turns.
  */
-export function planReplay(updates: readonly Update[], opts: { tailTurns?: number; tailUpdates?: number; pieceTurns?: number } = {}): ReplayPlan {
+export function planReplay<U extends ReplayUpdate>(updates: readonly U[], opts: { tailTurns?: number; tailUpdates?: number; pieceTurns?: number } = {}): ReplayPlan<U> {
   const tailTurns = opts.tailTurns ?? 20;
   const tailUpdates = opts.tailUpdates ?? 400;
   const pieceTurns = Math.max(1, opts.pieceTurns ?? 4);

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type Connection, Sessions, type ToView } from '../../src/panel/sessions';
+import { type Connection, Sessions } from '../../src/panel/sessions';
+import type { ToView } from '../../src/shared/panelProtocol';
 import type { SessionConfigOption } from '../../src/shared/configOptions';
 import { pickerSelects } from '../../src/webview/configPicker';
 

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type Connection, type ContextItem, Sessions, type ToView, promptBlocks, rewindReport } from '../../src/panel/sessions';
+import { type Connection, Sessions, promptBlocks, rewindReport } from '../../src/panel/sessions';
+import type { ContextItem, ToView } from '../../src/shared/panelProtocol';
 import { rewindFlags } from '../../src/webview/messageActions';
 
 class FakeConnection implements Connection {

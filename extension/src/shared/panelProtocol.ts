@@ -1,0 +1,102 @@
+/**
+ * The chat panel's messages, declared once for both sides (Cline's `ExtensionMessage.ts` /
+ * `WebviewMessage.ts` shape): `ToView` is what the extension host posts to the webview, `FromView` what the
+ * webview posts back. Types only: the host (panel/chatView.ts, panel/sessions.ts) and the webview
+ * (webview/*.ts) both `import type` them, so neither side casts a message and neither bundle carries them.
+ */
+import type { ModeId, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, StopReason } from './acp';
+import type { SessionConfigOption } from './configOptions';
+import type { ModelRetryParams } from './modelRetry';
+
+/** A piece of context the user attached to the next prompt (a chip in the composer). */
+export interface ContextItem {
+  kind: 'file' | 'selection' | 'image';
+  uri: string;
+  label: string;
+  /** selection only */
+  text?: string;
+  startLine?: number;
+  endLine?: number;
+  languageId?: string;
+  /** image only: base64 data and its MIME type */
+  data?: string;
+  mimeType?: string;
+}
+
+/** One row of the `@` completion. */
+export interface FileResult {
+  path: string;
+  isFolder: boolean;
+  uri?: string;
+}
+
+/** A failed prompt's error as the panel gets it: the JSON-RPC error's code, message and data. */
+export interface PromptError {
+  code?: number;
+  message: string;
+  data?: unknown;
+}
+
+/** The panel's state around the transcript (sessions, mode, busy, what waits), sent whole on each change. */
+export interface StateMessage {
+  type: 'state';
+  sessionId: string | null;
+  sessions: SessionInfo[];
+  mode: string;
+  busy: boolean;
+  ready: boolean;
+  failed: boolean;
+  pending: number;
+  roots: string[];
+  configOptions: SessionConfigOption[];
+}
+
+/** The extension host → the webview. */
+export type ToView =
+  | StateMessage
+  | { type: 'clear'; replay?: boolean }
+  /** The `session/load` that `clear` with `replay: true` announced has answered: the replay is whole. */
+  | { type: 'replayDone' }
+  | { type: 'update'; update: SessionUpdate }
+  | { type: 'userPrompt'; text: string; context: ContextItem[]; promptId: string }
+  | { type: 'userMessageId'; promptId: string; messageId: string }
+  | { type: 'approval'; key: string; toolCall: PermissionToolCall; options: PermissionOption[] }
+  | { type: 'approvalDone'; key: string; toolCallId: string; label: string; outcome: 'allowed' | 'rejected' | 'cancelled'; feedback?: string }
+  | { type: 'decided'; toolCallId: string; outcome: 'rejected' | 'cancelled'; feedback?: string }
+  | { type: 'focusCard'; toolCallId: string }
+  | { type: 'fileResults'; requestId: number; items: FileResult[] }
+  | { type: 'turnEnd'; stopReason: StopReason | 'error'; error?: PromptError }
+  | { type: 'retry'; retry: ModelRetryParams }
+  | { type: 'addContext'; item: ContextItem }
+  | { type: 'truncate'; messageId: string }
+  | { type: 'notice'; text: string; level: 'info' | 'warning' }
+  | { type: 'error'; message: string }
+  /** Messages posted within a few ms of each other, in order (chatView.ts `post`). */
+  | { type: 'batch'; messages: ToView[] };
+
+/** The webview → the extension host. */
+export type FromView =
+  | { type: 'ready' }
+  | { type: 'prompt'; text: string; context: ContextItem[] }
+  | { type: 'cancel' }
+  | { type: 'newSession' }
+  | { type: 'loadSession'; sessionId: string }
+  | { type: 'setMode'; modeId: ModeId }
+  | { type: 'setConfigOption'; configId: string; value: string }
+  | { type: 'mentionFile' }
+  | { type: 'addSelection' }
+  | { type: 'refreshSessions' }
+  | { type: 'openLocation'; path: string; line?: number }
+  | { type: 'approve'; key: string; optionId: string; feedback?: string }
+  | { type: 'openDiff'; path: string; oldText: string; newText: string }
+  | { type: 'openText'; text: string; title: string }
+  | { type: 'copy'; text: string }
+  | { type: 'findFiles'; query: string; requestId: number }
+  | { type: 'rewind'; messageId: string; files: boolean; conversation: boolean }
+  | { type: 'editResend'; messageId: string; text: string; context?: ContextItem[] };
+
+/** The `ToView` message of one type (`ToViewOf<'state'>`). */
+export type ToViewOf<T extends ToView['type']> = Extract<ToView, { type: T }>;
+
+/** How the webview posts: only `FromView` messages type-check. */
+export type PostToHost = (message: FromView) => void;
