@@ -202,14 +202,14 @@ step('a proposed edit opens as a diff; one hunk accepted, one rejected, exactly 
   await h.screenshot('edit-landed');
 });
 
-step('a command is approved inside the chat, the rule in full; the notification is the second channel', async () => {
+step('a command is approved inside the chat, the rule in full; the notification is the second channel and closes once answered', async () => {
   await sendPrompt('Create the marker file');
   const toast = page.locator('.notification-toast', { hasText: 'touch approved.txt' });
   await toast.waitFor({ state: 'visible', timeout: 60000 });
   assert.ok(!fs.existsSync(marker), 'the command waits for approval');
-  // short labels in the notification, plus Show
+  // short labels in the notification (links it can be closed after), plus Show
   for (const label of ['Allow', 'Always allow', 'Reject', 'Show']) {
-    await toast.locator('.monaco-button', { hasText: new RegExp(`^${label}$`) }).waitFor({ state: 'visible', timeout: 5000 });
+    await toast.locator('a', { hasText: new RegExp(`^${label}$`) }).waitFor({ state: 'visible', timeout: 5000 });
   }
   await chat.locator('#status', { hasText: '1 waiting for you' }).waitFor({ timeout: 10000 });
   const card = chat.locator('.tool-card[data-tool-call-id="toolu_bash1"]');
@@ -226,7 +226,9 @@ step('a command is approved inside the chat, the rule in full; the notification 
   const local = JSON.parse(fs.readFileSync(path.join(ws, '.claude', 'settings.local.json'), 'utf8'));
   assert.ok(local.permissions.allow.includes(rule), `the rule shown is the rule saved: ${JSON.stringify(local.permissions.allow)}`);
   await card.locator('.decision', { hasText: `You chose: ${label}` }).waitFor({ timeout: 10000 });
-  await toast.locator('.codicon-notifications-clear').click().catch(() => undefined);
+  // answered in the chat: the notification is gone, from the toasts and from the notification centre
+  await toast.waitFor({ state: 'detached', timeout: 10000 });
+  assert.equal(await page.locator('.notifications-list-container .notification-list-item', { hasText: 'touch approved.txt' }).count(), 0);
   await h.screenshot('command-ran');
 });
 
@@ -288,7 +290,8 @@ step('a command rejected with a note shows as the user decision, with the note',
   const result = req.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((c) => c.type === 'tool_result' && c.tool_use_id === 'toolu_bash_rm');
   assert.ok(result, 'the rejected call has its tool_result');
   assert.match(JSON.stringify(result.content), /keep the build folder/);
-  await page.locator('.notification-toast .codicon-notifications-clear').first().click().catch(() => undefined);
+  // answered in the chat: its notification closed itself
+  await page.locator('.notification-toast', { hasText: 'rm -rf build' }).waitFor({ state: 'detached', timeout: 10000 });
   await h.screenshot('rejected-with-note');
 });
 
@@ -307,7 +310,7 @@ step('tool cards: relative summaries, Edit inline diff, capped output, a nested 
   await edit.scrollIntoViewIfNeeded();
   await h.screenshot('edit-inline-diff');
   const seq = chat.locator('.tool-card[data-tool-call-id="toolu_seq"]');
-  assert.equal(await seq.locator('.summary-text').textContent(), 'Bash `seq 1 500` — exit 0');
+  assert.equal(await seq.locator('.summary-text').textContent(), 'Print 500 lines: `seq 1 500` — exit 0');
   await seq.locator('summary').click();
   const out = seq.locator('.output pre.text');
   assert.equal((await out.textContent()).split('\n').length, 20);
@@ -375,9 +378,9 @@ step('@ completes workspace files inline; / lists the commands', async () => {
   await h.screenshot('at-completion');
   await box.press('Enter');
   assert.equal(await box.inputValue(), 'look at @pricing.py ');
-  await chat.locator('#context .chip', { hasText: '@pricing.py' }).waitFor({ timeout: 5000 });
+  // the mention is the text: no chip repeats it (it is sent once, as a link to the file)
+  assert.equal(await chat.locator('#context .chip').count(), 0);
   await box.fill('');
-  await chat.locator('#context .chip-remove').first().click();
   await box.pressSequentially('/');
   for (const name of ['/compact', '/clear', '/model']) await chat.locator('#menu .menu-item', { hasText: name }).waitFor({ timeout: 10000 });
   await h.screenshot('slash-menu');
@@ -450,8 +453,21 @@ step('Restore code after two edits brings the files back, byte for byte', async 
   await toggle.click();
   await menu.locator('[data-action="code"]').click();
   await menu.waitFor({ state: 'detached', timeout: 5000 });
+  // asked first, in the message: nothing is restored until confirmed
+  const confirm = first.locator('.restore-confirm');
+  await confirm.waitFor({ state: 'visible', timeout: 5000 });
+  await h.screenshot('checkpoint-code-confirm');
+  assert.ok(fs.existsSync(created), 'nothing is restored before the confirmation');
+  await confirm.locator('.cancel-restore').click();
+  await confirm.waitFor({ state: 'detached', timeout: 5000 });
+  assert.ok(fs.existsSync(created), 'Cancel restores nothing');
+  await first.hover();
+  await toggle.click();
+  await menu.locator('[data-action="code"]').click();
+  await first.locator('.restore-confirm .confirm-restore').click();
+  // the outcome is told beside the message, not at the end of the transcript
   await chat.locator('.notice', { hasText: 'Restored' }).last().waitFor({ timeout: 15000 });
-  const notice = await chat.locator('.notice').last().textContent();
+  const notice = await first.evaluate((m) => (m.nextElementSibling?.classList.contains('notice') ? m.nextElementSibling.textContent : ''));
   assert.match(notice, /notes\.txt/);
   assert.match(notice, /created\.txt/);
   assert.deepEqual(fs.readFileSync(notes), before, 'notes.txt has its bytes from before the first edit');

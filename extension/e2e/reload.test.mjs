@@ -215,6 +215,7 @@ step('Restore both: the files and the conversation go back to before the message
   const menu = chat.locator('.msg-menu[role="menu"]');
   await menu.locator('[data-action="both"]').click();
   await menu.waitFor({ state: 'detached', timeout: 5000 });
+  await msg.locator('.restore-confirm .confirm-restore').click();
   await chat.locator('.notice', { hasText: 'Restored notes.txt' }).last().waitFor({ timeout: 15000 });
   assert.deepEqual(fs.readFileSync(notes), notesBefore, 'notes.txt has its bytes from before the message');
   assert.equal(await msg.count(), 0, 'the message left the transcript');

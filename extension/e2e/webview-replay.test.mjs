@@ -70,15 +70,14 @@ before(async () => {
   const html = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
 <link href="${pathToFileURL(path.join(extensionDir, 'media', 'chat.css'))}" rel="stylesheet"></head><body>
 <header class="toolbar"><select id="sessions"></select><button id="new-session" class="secondary">New</button></header>
-<div id="status" class="status" role="status"></div>
-<div class="transcript-wrap"><main id="transcript" aria-live="polite"></main><button id="new-activity" class="pill" hidden>↓ New activity</button></div>
+<div class="transcript-wrap"><main id="transcript" aria-live="polite"></main><button id="status" class="status" role="status" hidden></button><button id="new-activity" class="pill" hidden>↓ New activity</button></div>
 <section id="plan" class="plan" hidden></section>
 <footer class="composer"><div id="menu" class="menu" role="listbox" hidden></div><div id="context" class="context"></div>
 <textarea id="prompt" rows="3"></textarea><div class="row"><select id="mode"><option value="default">Ask before edits</option></select>
 <span id="config" class="config-picker"></span><button id="mention" class="secondary">@</button><button id="selection" class="secondary">Selection</button>
 <span class="grow"></span><span class="usage-wrap"><span id="usage" class="usage"></span><span class="usage-bar"><span class="usage-bar-fill"></span></span></span>
 <button id="stop" class="secondary" hidden>Stop</button><button id="send">Send</button></div></footer>
-<script>window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m) });</script>
+<script>window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m), getState: () => undefined, setState: () => undefined });</script>
 <script src="${pathToFileURL(path.join(extensionDir, 'dist', 'webview.js'))}"></script></body></html>`;
   fs.writeFileSync(path.join(dir, 'chat.html'), html);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
@@ -182,3 +181,4 @@ test('scrolled up while the older turns come in: what the user looks at stays in
   assert.notEqual(r.pinnedMoved, null);
   assert.ok(Math.abs(r.pinnedMoved) <= 1, `the message in view moved by ${r.pinnedMoved} px`);
 });
+

@@ -2,6 +2,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { API_KEY_SECRET, type Ctx } from './ctx';
+import { answerToast } from './handlers/permission';
 import type { ContextItem } from './shared/panelProtocol';
 
 type Cmd = (...args: never[]) => unknown;
@@ -33,7 +34,12 @@ export function resumeSession(ctx: Ctx): Cmd {
 }
 
 export function focusChat(ctx: Ctx): Cmd {
-  return () => ctx.chat.reveal();
+  return () => ctx.chat.focusPrompt();
+}
+
+/** The links of an approval notification (handlers/permission.ts `toast`); not in the palette. */
+export function answerApproval(): Cmd {
+  return (id: unknown, choice: unknown) => answerToast(id, choice);
 }
 
 export function cancel(ctx: Ctx): Cmd {

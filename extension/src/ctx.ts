@@ -66,6 +66,7 @@ export class Ctx implements vscode.Disposable {
       openText: (text, title) => this.texts.openText(text, title),
       findFiles: (query) => this.files.find(query),
       visibilityChanged: (visible) => this.panelVisibility(visible),
+      showReview: (toolCallId) => this.reviews.reveal(toolCallId),
     });
     this.sessions = new Sessions(this.chat, () => this.cwd(), readSettings().initialMode);
     this.chat.sessions = this.sessions;
@@ -235,7 +236,9 @@ export class Ctx implements vscode.Disposable {
       ),
       client.onRequest(ReviewEdit.method, (p, token) =>
         track(p.sessionId, token, async (t) => {
-          const r = await this.reviews.review(p, t);
+          // The card says it waits for the user's review (with "Open diff"), not "running".
+          this.chat.post({ type: 'reviewing', toolCallId: p.toolCallId, waiting: true });
+          const r = await this.reviews.review(p, t).finally(() => this.chat.post({ type: 'reviewing', toolCallId: p.toolCallId, waiting: false }));
           // The card shows the user's decision as such, not as the tool's failure.
           if (r.outcome === 'rejected') this.chat.post({ type: 'decided', toolCallId: p.toolCallId, outcome: 'rejected', ...(r.feedback ? { feedback: r.feedback } : {}) });
           return r;

@@ -24,6 +24,7 @@ export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
   ctx.registerCommand('review.acceptHunk', commands.acceptHunk);
   ctx.registerCommand('review.rejectHunk', commands.rejectHunk);
   ctx.registerCommand('review.undoHunk', commands.undoHunk);
+  ctx.registerCommand('answerApproval', commands.answerApproval);
   const current = ctx;
   extCtx.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

@@ -142,11 +142,21 @@ export class ReviewManager implements vscode.CodeLensProvider, vscode.Disposable
       };
       this.reviews.set(proposalUri.toString(), review);
       token?.onCancellationRequested(() => review.finish({ outcome: 'cancelled' }));
-      const verb = params.oldText === null ? 'create' : 'edit';
-      const title = `${base}: proposed ${verb} (Sidecar)`;
-      void vscode.commands.executeCommand('vscode.diff', originalUri, proposalUri, title, { preview: false });
+      this.open(review);
       this.lensEmitter.fire();
     });
+  }
+
+  /** "Open diff" on a card waiting for review: the proposal's diff in front again. */
+  reveal(toolCallId: string): void {
+    const r = [...this.reviews.values()].find((x) => x.params.toolCallId === toolCallId);
+    if (r) this.open(r);
+  }
+
+  private open(r: Review): void {
+    const base = path.basename(r.params.path) || 'proposal';
+    const title = `${base}: proposed ${r.params.oldText === null ? 'create' : 'edit'} (Sidecar)`;
+    void vscode.commands.executeCommand('vscode.diff', r.originalUri, r.proposalUri, title, { preview: false });
   }
 
   private find(uri?: vscode.Uri): Review | undefined {

@@ -17,6 +17,8 @@ export interface ChatCommands {
   openText: (text: string, title: string) => Promise<void>;
   findFiles: (query: string) => Promise<FileResult[]>;
   visibilityChanged: (visible: boolean) => void;
+  /** The diff of the proposal a card waits on, in front again. */
+  showReview: (toolCallId: string) => void;
 }
 
 /** How long a message waits for others to travel with it to the webview. */
@@ -80,7 +82,11 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     };
     view.webview.html = this.html(view.webview);
     view.webview.onDidReceiveMessage((m: FromView) => void this.onMessage(m));
-    view.onDidChangeVisibility(() => this.commands.visibilityChanged(view.visible));
+    view.onDidChangeVisibility(() => {
+      this.commands.visibilityChanged(view.visible);
+      // the webview cannot tell by itself (a hidden frame keeps running, without layout or frames)
+      this.post({ type: 'visibility', visible: view.visible });
+    });
     this.commands.visibilityChanged(view.visible);
     view.onDidDispose(() => {
       this.view = undefined;
@@ -124,6 +130,13 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
   reveal(): void {
     if (this.view) this.view.show(true);
     else void vscode.commands.executeCommand(`${ChatView.viewId}.focus`);
+  }
+
+  /** "Focus the Chat": the view takes the keyboard and the webview puts it in the prompt box. */
+  focusPrompt(): void {
+    if (this.view) this.view.show(false);
+    else void vscode.commands.executeCommand(`${ChatView.viewId}.focus`);
+    this.post({ type: 'focusPrompt' });
   }
 
   private setBadge(n: number): void {
@@ -182,6 +195,9 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
           break;
         case 'openText':
           await this.commands.openText(m.text, m.title);
+          break;
+        case 'showReview':
+          this.commands.showReview(m.toolCallId);
           break;
         case 'copy':
           await vscode.env.clipboard.writeText(m.text);
@@ -245,9 +261,9 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
   <select id="sessions" title="Sessions" aria-label="Sessions"></select>
   <button id="new-session" class="secondary" title="New session">New</button>
 </header>
-<div id="status" class="status" role="status"></div>
 <div class="transcript-wrap">
   <main id="transcript" aria-live="polite"></main>
+  <button id="status" class="status" role="status" title="Show what waits for you" hidden></button>
   <button id="new-activity" class="pill" hidden title="Scroll to the newest activity">↓ New activity</button>
 </div>
 <section id="plan" class="plan" hidden></section>
@@ -255,7 +271,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
   <div id="menu" class="menu" role="listbox" hidden></div>
   <div id="context" class="context"></div>
   <textarea id="prompt" rows="3" placeholder="Ask the agent… @ mentions a file, / runs a command (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
-  <div class="row">
+  <div class="row controls">
     <select id="mode" title="Permission mode (Shift+Tab cycles)" aria-label="Permission mode">
       <option value="default">Ask before edits</option>
       <option value="acceptEdits">Accept edits</option>
@@ -263,12 +279,16 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
       <option value="bypassPermissions">Bypass permissions</option>
     </select>
     <span id="config" class="config-picker"></span>
-    <button id="mention" class="secondary" title="Mention a file or folder (or type @)">@</button>
-    <button id="selection" class="secondary" title="Add the editor selection to the prompt">Selection</button>
     <span class="grow"></span>
     <span class="usage-wrap"><span id="usage" class="usage"></span><span class="usage-bar"><span class="usage-bar-fill"></span></span></span>
-    <button id="stop" class="secondary" title="Stop the turn (Esc)" hidden>Stop</button>
-    <button id="send" title="Send (Enter)">Send</button>
+  </div>
+  <div class="row actions">
+    <button id="mention" class="secondary" title="Mention a file or folder (or type @)">@</button>
+    <button id="selection" class="secondary" title="Add the editor selection to the prompt">Selection</button>
+    <span class="send-group">
+      <button id="stop" class="secondary" title="Stop the turn (Esc)" hidden>Stop</button>
+      <button id="send" title="Send (Enter)">Send</button>
+    </span>
   </div>
 </footer>
 <script nonce="${nonce}" src="${script}"></script>

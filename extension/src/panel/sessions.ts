@@ -336,7 +336,8 @@ export class Sessions {
     if (conversation) this.view.post({ type: 'truncate', messageId });
     const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
     const report = rewindReport(result, files, (p) => this.relative(p));
-    if (report) this.view.post({ type: 'notice', ...report });
+    // Beside the message when it stays (files only); where it was, at the end, when the conversation went back.
+    if (report) this.view.post({ type: 'notice', ...report, ...(conversation ? {} : { messageId }) });
     return result;
   }
 

@@ -64,12 +64,19 @@ export type ToView =
   | { type: 'approvalDone'; key: string; toolCallId: string; label: string; outcome: 'allowed' | 'rejected' | 'cancelled'; feedback?: string }
   | { type: 'decided'; toolCallId: string; outcome: 'rejected' | 'cancelled'; feedback?: string }
   | { type: 'focusCard'; toolCallId: string }
+  /** A proposed edit of this call waits for the user's review (`_sidecar/review_edit`), or no longer does. */
+  | { type: 'reviewing'; toolCallId: string; waiting: boolean }
+  /** The view was hidden or shown again (another view in front of it, the side bar closed). */
+  | { type: 'visibility'; visible: boolean }
+  /** "Focus the Chat" (Ctrl/Cmd+Esc): the keyboard goes to the prompt box. */
+  | { type: 'focusPrompt' }
   | { type: 'fileResults'; requestId: number; items: FileResult[] }
   | { type: 'turnEnd'; stopReason: StopReason | 'error'; error?: PromptError }
   | { type: 'retry'; retry: ModelRetryParams }
   | { type: 'addContext'; item: ContextItem }
   | { type: 'truncate'; messageId: string }
-  | { type: 'notice'; text: string; level: 'info' | 'warning' }
+  /** A line in the transcript; with `messageId`, right after that user message (a rewind's outcome). */
+  | { type: 'notice'; text: string; level: 'info' | 'warning'; messageId?: string }
   | { type: 'error'; message: string }
   /** Messages posted within a few ms of each other, in order (chatView.ts `post`). */
   | { type: 'batch'; messages: ToView[] };
@@ -90,6 +97,8 @@ export type FromView =
   | { type: 'approve'; key: string; optionId: string; feedback?: string }
   | { type: 'openDiff'; path: string; oldText: string; newText: string }
   | { type: 'openText'; text: string; title: string }
+  /** "Open diff" on a card waiting for review. */
+  | { type: 'showReview'; toolCallId: string }
   | { type: 'copy'; text: string }
   | { type: 'findFiles'; query: string; requestId: number }
   | { type: 'rewind'; messageId: string; files: boolean; conversation: boolean }

@@ -12,7 +12,9 @@ import {
   compactDiff,
   type DiffLine,
   editDiff,
+  type OutputPath,
   outputText,
+  pathSegments,
   splitPath,
   stripAgentLabel,
   type ToolContentItem,
@@ -64,6 +66,8 @@ interface Card {
   body: HTMLElement;
   children: HTMLElement;
   showAll: boolean;
+  /** A proposed edit of this call is open for review in the editor. */
+  reviewing: boolean;
 }
 
 export class Cards {
@@ -135,6 +139,7 @@ export class Cards {
       body,
       children,
       showAll: false,
+      reviewing: false,
     };
     const parent = parentId ? this.cards.get(parentId) : undefined;
     if (parent) {
@@ -183,9 +188,11 @@ export class Cards {
       for (const b of box.querySelectorAll('button')) b.disabled = true;
       this.host.post({ type: 'approve', key, optionId, feedback });
     };
+    // One primary button: the first "allow" (Allow once); "Always allow <rule>" and the rejections are secondary.
+    const primary = options.find((o) => o.kind === 'allow_once') ?? options.find((o) => o.kind.startsWith('allow'));
     for (const o of options) {
       const label = o.kind === 'allow_once' && o.optionId === 'allow_once' ? 'Allow' : o.name;
-      const cls = o.kind.startsWith('allow') ? 'approve-btn allow' : 'approve-btn reject secondary';
+      const cls = o === primary ? 'approve-btn allow' : o.kind.startsWith('allow') ? 'approve-btn allow secondary' : 'approve-btn reject secondary';
       const b = button(label, cls, () => answer(o.optionId));
       b.dataset.optionId = o.optionId;
       b.dataset.kind = o.kind;
@@ -255,6 +262,26 @@ export class Cards {
     this.host.changed();
   }
 
+  /** The call's proposed edit waits for the user's review in a diff editor, or no longer does. */
+  reviewing(toolCallId: string, waiting: boolean): void {
+    const card = this.cards.get(toolCallId);
+    if (!card || card.reviewing === waiting) return;
+    card.reviewing = waiting;
+    card.el.classList.toggle('awaiting-review', waiting);
+    card.el.querySelector(':scope > .review-wait')?.remove();
+    if (waiting) {
+      const box = el('div', 'review-wait');
+      box.appendChild(el('span', 'review-wait-text', 'Waiting for your review'));
+      box.append(' — ');
+      box.appendChild(button('Open diff', 'link-btn open-review', () => this.host.post({ type: 'showReview', toolCallId })));
+      card.summary.parentElement?.after(box);
+      // open, as for an approval, so the line and its link show
+      for (let e: HTMLElement | null = card.el; e; e = e.parentElement?.closest('details.tool-card') ?? null) if (e instanceof HTMLDetailsElement) e.open = true;
+    }
+    this.render(card);
+    this.host.changed();
+  }
+
   focus(toolCallId: string): void {
     const card = this.cards.get(toolCallId);
     if (!card) return;
@@ -282,7 +309,7 @@ export class Cards {
         decision.outcome === 'rejected' ? `You rejected this${decision.feedback ? ` — your note: “${decision.feedback}”` : '.'}` : 'Cancelled before it ran.';
     } else {
       delete card.el.dataset.decision;
-      card.status.textContent = STATUS_LABEL[s.status] ?? s.status;
+      card.status.textContent = card.reviewing ? 'waiting for your review' : (STATUS_LABEL[s.status] ?? s.status);
     }
     if (card.el.open) this.renderBody(card);
   }
@@ -302,10 +329,13 @@ export class Cards {
     const body = card.body;
     body.textContent = '';
     const tool = toolName(s);
-    body.appendChild(this.fields(s, tool));
-    const diff = this.diffView(s, false);
+    // While the approval is open it shows the command or the diff exactly: the body does not repeat it.
+    const asking = card.el.classList.contains('awaiting');
+    body.appendChild(this.fields(s, tool, asking));
+    const diff = asking && !card.approval.hidden && card.approval.querySelector('.mini-diff') ? null : this.diffView(s, false);
     if (diff) body.appendChild(diff);
-    if (!userDecisionOf(s)) {
+    // TodoWrite's result repeats the list its fields show: the list is shown once.
+    if (!userDecisionOf(s) && tool !== 'TodoWrite') {
       const out = this.output(card, tool);
       if (out) body.appendChild(out);
     }
@@ -325,8 +355,23 @@ export class Cards {
     return a;
   }
 
+  /** A path in the output: file name (and line) first, the folder dimmed; opens the file at the line. */
+  private outputLink(p: OutputPath): HTMLElement {
+    const a = el('a', 'location out-path');
+    a.href = '#';
+    a.title = p.line ? `${p.path}:${p.line}` : p.path;
+    a.appendChild(el('span', 'loc-name', p.name));
+    if (p.dir) a.appendChild(el('span', 'loc-dir', ` ${p.dir}`));
+    a.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      ev.stopPropagation();
+      this.host.post({ type: 'openLocation', path: p.path, ...(p.line ? { line: p.line } : {}) });
+    });
+    return a;
+  }
+
   /** The inputs as label/value rows (never raw JSON for known tools). */
-  private fields(s: ToolState, tool: string): HTMLElement {
+  private fields(s: ToolState, tool: string, asking = false): HTMLElement {
     const box = el('div', 'fields');
     const raw = s.rawInput;
     const row = (label: string, value: HTMLElement | string): void => {
@@ -347,8 +392,9 @@ export class Cards {
     const skip = new Set<string>();
     switch (tool) {
       case 'Bash':
-        row('Command', code(String(raw.command ?? ''), 'bash'));
-        skip.add('command');
+        if (!asking) row('Command', code(String(raw.command ?? ''), 'bash'));
+        // the description is the card's title
+        skip.add('command').add('description');
         break;
       case 'Edit':
       case 'Write':
@@ -441,7 +487,10 @@ export class Cards {
     if (!text) return null;
     const wrap = el('div', 'output');
     const cap = capLines(text, OUTPUT_LINES);
-    const pre = el('pre', 'text', card.showAll ? text : cap.shown);
+    const pre = el('pre', 'text');
+    for (const seg of pathSegments(card.showAll ? text : cap.shown, this.host.roots())) {
+      pre.append(typeof seg === 'string' ? seg : this.outputLink(seg));
+    }
     wrap.appendChild(pre);
     const actions = el('div', 'card-actions');
     if (cap.hidden > 0 && !card.showAll) {
@@ -449,6 +498,13 @@ export class Cards {
         card.showAll = true;
         this.renderBody(card);
         this.host.changed();
+      }));
+    } else if (cap.hidden > 0) {
+      // and the way back: the first lines again, the card's top in view
+      actions.appendChild(button('Show less', 'link-btn show-less', () => {
+        card.showAll = false;
+        this.renderBody(card);
+        card.el.scrollIntoView({ block: 'nearest' });
       }));
     }
     if (cap.total > 3) {

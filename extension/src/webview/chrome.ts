@@ -27,7 +27,7 @@ export class Chrome {
   readonly modeSel = byId('mode', 'select');
   private readonly configEl = byId('config', 'span');
   private readonly sessionsSel = byId('sessions', 'select');
-  private readonly statusEl = byId('status', 'div');
+  private readonly statusEl = byId('status', 'button');
   private readonly usageEl = byId('usage', 'span');
   private readonly planEl = byId('plan', 'section');
 
@@ -40,6 +40,13 @@ export class Chrome {
       if (this.sessionsSel.value) post({ type: 'loadSession', sessionId: this.sessionsSel.value });
     });
     byId('new-session', 'button').addEventListener('click', () => post({ type: 'newSession' }));
+    // "N waiting for you" takes the user to the first card that waits.
+    this.statusEl.addEventListener('click', () => {
+      const card = document.querySelector<HTMLElement>('.tool-card.awaiting');
+      if (!card) return;
+      card.scrollIntoView({ block: 'center' });
+      card.querySelector<HTMLButtonElement>('.approval button')?.focus({ preventScroll: true });
+    });
   }
 
   /** The host's state: sessions, mode, model picker, status line. */
@@ -57,7 +64,10 @@ export class Chrome {
     sel.value = m.sessionId && m.sessions.some((s) => s.sessionId === m.sessionId) ? m.sessionId : '';
     this.modeSel.value = m.mode;
     renderPicker(this.configEl, pickerSelects(m.configOptions), (configId, value) => this.post({ type: 'setConfigOption', configId, value }));
+    // Over the top of the transcript, out of flow: it comes and goes without moving the transcript.
     this.statusEl.textContent = !m.ready ? (m.failed ? 'The agent is not running (see the error below).' : 'Starting the agent…') : m.pending > 0 ? `${m.pending} waiting for you` : '';
+    this.statusEl.hidden = !this.statusEl.textContent;
+    this.statusEl.dataset.waiting = String(m.ready && m.pending > 0);
     document.body.dataset.failed = String(Boolean(m.failed));
     document.body.dataset.ready = String(m.ready);
     document.body.dataset.sessionId = m.sessionId ?? '';
@@ -67,11 +77,63 @@ export class Chrome {
     this.modeSel.value = modeId;
   }
 
+  private planEntries: PlanEntry[] = [];
+  private planCollapsed = false;
+  /** Folded by a new turn, not by the user: the plan unfolds when the agent updates it again. */
+  private planAutoFolded = false;
+
+  /**
+   * The plan under the transcript: a header ("Plan 2/4 · the step in progress") that collapses and expands
+   * it, then the entries. It is the current turn's: a plan whose steps are all done leaves when its turn
+   * ends, and an unfinished one folds to its header when the user starts another turn.
+   */
   plan(entries: PlanEntry[]): void {
+    this.planEntries = entries;
+    if (this.planAutoFolded) this.planCollapsed = this.planAutoFolded = false;
+    this.drawPlan();
+  }
+
+  /** The turn ended (live, or the last one of a replay): a finished plan is not pinned any longer. */
+  turnEnded(): void {
+    if (this.planEntries.length && this.planEntries.every((e) => e.status === 'completed')) this.plan([]);
+  }
+
+  /** The user started a turn: what is left of an earlier plan folds to its header. */
+  promptStarted(): void {
+    this.turnEnded();
+    if (this.planEntries.length && !this.planCollapsed) {
+      this.planCollapsed = this.planAutoFolded = true;
+      this.drawPlan();
+    }
+  }
+
+  private drawPlan(): void {
     const planEl = this.planEl;
+    const entries = this.planEntries;
     planEl.hidden = entries.length === 0;
     planEl.textContent = '';
-    planEl.appendChild(el('div', 'label', 'Plan'));
+    if (!entries.length) {
+      this.planCollapsed = this.planAutoFolded = false;
+      return;
+    }
+    const done = entries.filter((e) => e.status === 'completed').length;
+    const current = entries.find((e) => e.status === 'in_progress') ?? entries.find((e) => e.status !== 'completed');
+    const head = el('button', 'plan-head');
+    head.type = 'button';
+    head.setAttribute('aria-expanded', String(!this.planCollapsed));
+    head.title = this.planCollapsed ? 'Show the plan' : 'Fold the plan';
+    head.appendChild(el('span', 'plan-twisty', this.planCollapsed ? '▸' : '▾'));
+    head.appendChild(el('span', 'label', 'Plan'));
+    head.appendChild(el('span', 'plan-count', `${done}/${entries.length}`));
+    if (this.planCollapsed && current) head.appendChild(el('span', 'plan-current', current.content));
+    head.addEventListener('click', () => {
+      this.planCollapsed = !this.planCollapsed;
+      this.planAutoFolded = false;
+      this.drawPlan();
+    });
+    planEl.appendChild(head);
+    planEl.dataset.collapsed = String(this.planCollapsed);
+    if (this.planCollapsed) return;
     const ul = el('ul');
     for (const e of entries) {
       const li = el('li', `plan-entry ${e.status}`);

@@ -33,6 +33,27 @@ export function slashAt(text: string, caret: number): string | null {
   return m ? (m[1] ?? '') : null;
 }
 
+/** The picked files the text still mentions (`@path` followed by a space, punctuation or the end), once each. */
+export function mentionedFiles(text: string, mentions: ReadonlyMap<string, string>): ContextItem[] {
+  const out: ContextItem[] = [];
+  for (const [path, uri] of mentions) {
+    if (hasMention(text, path)) out.push({ kind: 'file', uri, label: path });
+  }
+  return out;
+}
+
+/** Does `text` mention `@label` as a word of its own (a file the message names)? */
+export function hasMention(text: string, label: string): boolean {
+  let i = text.indexOf(`@${label}`);
+  while (i >= 0) {
+    const before = text[i - 1];
+    const after = text[i + label.length + 1];
+    if ((before === undefined || /\s/.test(before)) && (after === undefined || /[\s,.;:!?)]/.test(after))) return true;
+    i = text.indexOf(`@${label}`, i + 1);
+  }
+  return false;
+}
+
 export class Composer {
   private readonly box = byId('prompt', 'textarea');
   private readonly sendBtn = byId('send', 'button');
@@ -40,6 +61,8 @@ export class Composer {
   private readonly menu = byId('menu', 'div');
   private readonly modeSel = byId('mode', 'select');
   private context: ContextItem[] = [];
+  /** Files picked in the `@` completion, by the path the text names (`@path`): sent as links, never as chips too. */
+  private readonly mentions = new Map<string, string>();
   private commands: Command[] = [];
   private items: MenuItem[] = [];
   private active = 0;
@@ -77,6 +100,13 @@ export class Composer {
     this.commands = commands;
   }
 
+  /** The keyboard in the prompt box, the caret at the end of what is typed. */
+  focus(): void {
+    this.box.focus();
+    const n = this.box.value.length;
+    this.box.setSelectionRange(n, n);
+  }
+
   menuOpen(): boolean {
     return !this.menu.hidden;
   }
@@ -92,11 +122,12 @@ export class Composer {
   private send(): void {
     const text = this.box.value;
     if (this.host.isBusy() || !this.enabled || (!text.trim() && this.context.length === 0)) return;
-    this.host.post({ type: 'prompt', text, context: this.context });
+    this.host.post({ type: 'prompt', text, context: [...this.context, ...mentionedFiles(text, this.mentions)] });
     if (text.trim()) this.history.push(text);
     this.historyIndex = -1;
     this.box.value = '';
     this.context = [];
+    this.mentions.clear();
     this.renderContext();
     this.closeMenu();
     this.host.onSend();
@@ -122,6 +153,13 @@ export class Composer {
         const n = this.items.length;
         this.active = (this.active + (ev.key === 'ArrowDown' ? 1 : n - 1)) % Math.max(1, n);
         this.renderMenu();
+        return;
+      }
+      // Enter on a command typed out in full sends it (the menu would only complete what is there).
+      if (ev.key === 'Enter' && !ev.shiftKey && this.menu.dataset.kind === 'commands' && this.commands.some((c) => `/${c.name}` === this.box.value.trim())) {
+        ev.preventDefault();
+        this.closeMenu();
+        this.send();
         return;
       }
       if ((ev.key === 'Enter' || ev.key === 'Tab') && this.items.length) {
@@ -225,10 +263,8 @@ export class Composer {
         if (f.isFolder) {
           this.refreshMenu(); // keep completing inside the folder
         } else {
-          if (f.uri && !this.context.some((c) => c.uri === f.uri)) {
-            this.context.push({ kind: 'file', uri: f.uri, label: f.path });
-            this.renderContext();
-          }
+          // The `@path` in the text is the mention: sent as a link to the file, with no chip beside it.
+          if (f.uri) this.mentions.set(f.path, f.uri);
           this.closeMenu();
         }
       },

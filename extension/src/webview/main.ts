@@ -4,7 +4,7 @@
  * transcript's messages are transcript.ts's, tool cards cards.ts's, the footer and plan chrome.ts's,
  * scrolling viewport.ts's, a held `session/load` replay replayView.ts's.
  */
-import type { SessionUpdate } from '../shared/acp';
+import type { AvailableCommand, SessionUpdate } from '../shared/acp';
 import type { FromView, ToView } from '../shared/panelProtocol';
 import { Cards } from './cards';
 import { Chrome } from './chrome';
@@ -19,6 +19,8 @@ import { Viewport } from './viewport';
 
 interface VsCodeApi {
   postMessage(message: FromView): void;
+  getState(): unknown;
+  setState(state: { commands: AvailableCommand[] }): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -77,6 +79,8 @@ function onUpdate(u: SessionUpdate, transcriptOnly = false): void {
       break;
     case 'available_commands_update':
       composer.setCommands(u.availableCommands ?? []);
+      // kept by the editor across reloads: the "/" menu works before the first session of the next window
+      vscode.setState({ commands: u.availableCommands ?? [] });
       break;
     default:
       break;
@@ -140,8 +144,10 @@ function handle(m: ToView): void {
       break;
     case 'replayDone':
       replay.finish();
+      chrome.turnEnded();
       break;
     case 'userPrompt':
+      chrome.promptStarted();
       transcript.userMessage(m.text, m.context ?? [], m.promptId);
       break;
     case 'userMessageId':
@@ -153,12 +159,13 @@ function handle(m: ToView): void {
       viewport.contentChanged();
       break;
     case 'notice':
-      transcript.notice(m.text, m.level ?? 'info');
+      transcript.notice(m.text, m.level ?? 'info', m.messageId);
       break;
     case 'turnEnd': {
       const e = m.error;
       const error = e ? { ...(e.code !== undefined ? { code: e.code } : {}), message: e.message, data: isRecord(e.data) ? e.data : null } : undefined;
       transcript.drawTurnEnd(turnEndView({ stopReason: m.stopReason, ...(error ? { error } : {}) }));
+      chrome.turnEnded();
       break;
     }
     case 'retry':
@@ -176,6 +183,17 @@ function handle(m: ToView): void {
     case 'focusCard':
       cards.focus(m.toolCallId);
       break;
+    case 'reviewing':
+      cards.reviewing(m.toolCallId, m.waiting);
+      break;
+    case 'visibility':
+      viewport.visible(m.visible);
+      break;
+    case 'focusPrompt':
+      // The webview's frame gets the focus a moment after the view is shown.
+      composer.focus();
+      requestAnimationFrame(() => composer.focus());
+      break;
     case 'addContext':
       composer.addContext(m.item);
       break;
@@ -191,5 +209,12 @@ function handle(m: ToView): void {
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** The commands the last session offered, as the editor kept them for this view (`setState`). */
+function savedCommands(state: unknown): AvailableCommand[] {
+  if (!isRecord(state) || !Array.isArray(state.commands)) return [];
+  return state.commands.filter((c): c is AvailableCommand => isRecord(c) && typeof c.name === 'string' && typeof c.description === 'string');
+}
+composer.setCommands(savedCommands(vscode.getState()));
 
 post({ type: 'ready' });

@@ -136,13 +136,14 @@ export class MessageActions {
     for (const a of ACTIONS) {
       menu.appendChild(
         item(a.action, a.label, a.title, () => {
-          // focus goes back to the button unless the message leaves the transcript (then the composer takes it)
-          this.close(a.action === 'code');
-          if (a.action !== 'code') {
-            const s = this.sent.get(wrap);
-            if (s) this.host.refill(s.text);
+          if (a.action !== 'conversation') {
+            // files are overwritten: asked first, beside the message
+            this.close(false);
+            this.confirm(wrap, messageId, a.action, toggle);
+            return;
           }
-          this.host.post({ type: 'rewind', messageId, ...rewindFlags(a.action) });
+          this.close(false);
+          this.rewind(wrap, messageId, a.action);
         }),
       );
     }
@@ -212,6 +213,61 @@ export class MessageActions {
     toggle.setAttribute('aria-expanded', 'true');
     toggle.parentElement?.classList.add('open');
     items[(focus + items.length) % items.length].focus({ preventScroll: true });
+  }
+
+  private rewind(wrap: HTMLElement, messageId: string, action: RewindAction): void {
+    // the message leaves the transcript: its text goes back to the composer
+    if (action !== 'code') {
+      const s = this.sent.get(wrap);
+      if (s) this.host.refill(s.text);
+    }
+    this.host.post({ type: 'rewind', messageId, ...rewindFlags(action) });
+  }
+
+  /**
+   * "Restore code" and "Restore both" put files back: a line in the message asks first (Enter or the
+   * button restores, Escape or Cancel leaves everything as it is), and its outcome shows beside the message.
+   */
+  private confirm(wrap: HTMLElement, messageId: string, action: RewindAction, toggle: HTMLButtonElement): void {
+    wrap.querySelector('.restore-confirm')?.remove();
+    const bar = el('div', 'restore-confirm');
+    bar.setAttribute('role', 'alertdialog');
+    bar.appendChild(
+      el(
+        'span',
+        'restore-confirm-text',
+        action === 'code'
+          ? 'Put the files back as they were before this message? Changes made to them since are lost.'
+          : 'Put the files and the conversation back to before this message? Changes made to the files since are lost.',
+      ),
+    );
+    const ok = el('button', 'confirm-restore', action === 'code' ? 'Restore code' : 'Restore both');
+    ok.type = 'button';
+    const cancel = el('button', 'secondary cancel-restore', 'Cancel');
+    cancel.type = 'button';
+    const row = el('div', 'row');
+    row.append(ok, cancel);
+    bar.appendChild(row);
+    const done = (refocus: boolean): void => {
+      bar.remove();
+      if (refocus && toggle.isConnected) toggle.focus({ preventScroll: true });
+    };
+    ok.addEventListener('click', () => {
+      if (this.host.isBusy()) return;
+      done(action === 'code');
+      this.rewind(wrap, messageId, action);
+    });
+    cancel.addEventListener('click', () => done(true));
+    bar.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Escape') {
+        ev.preventDefault();
+        ev.stopPropagation();
+        done(true);
+      }
+    });
+    wrap.appendChild(bar);
+    ok.focus({ preventScroll: true });
+    bar.scrollIntoView({ block: 'nearest' });
   }
 
   /** Shuts the open menu; `refocus` puts focus back on its button (Escape, Tab, Restore code). */

@@ -35,6 +35,8 @@ export interface ErrorView {
   message: string;
   /** The failure may pass if the prompt is sent again: the line offers Retry. */
   retry: boolean;
+  /** What to do instead, when sending it again cannot pass (an HTTP 400: the conversation itself is refused). */
+  hint?: string;
 }
 
 export function turnEndView(end: TurnEnd): TurnEndView {
@@ -46,13 +48,20 @@ export function turnEndView(end: TurnEnd): TurnEndView {
   return { reason, note: reason === 'cancelled' ? 'Stopped.' : `Turn ended: ${reason.replace(/_/g, ' ')}` };
 }
 
+/** The hint under a request the provider refused as malformed or too large (sending it again cannot pass). */
+export const REFUSED_HINT = 'Sending it again will fail the same way: use "Restore conversation" on an earlier message to go back before what the model API refused.';
+
 /**
  * An error as the user reads it: the sidecar's message when it is a sentence, never a Python repr or a
- * JSON dump (those become a plain sentence naming the log). Retry is offered for retryable agent errors.
+ * JSON dump (those become a plain sentence naming the log). Retry is offered only when the sidecar says the
+ * failure may pass (`retryable`; a sidecar too old to say is taken at its `model_unavailable` kind); a
+ * refused request (HTTP 400 or 413) gets a hint to restore the conversation instead.
  */
 export function errorView(message: string | undefined, data?: Record<string, unknown> | null): ErrorView {
-  const retry = data?.retryable === true || data?.kind === 'model_unavailable';
-  return { message: readable(message), retry };
+  const retry = data?.retryable === true || (data?.retryable === undefined && data?.kind === 'model_unavailable');
+  const status = typeof data?.status === 'number' ? data.status : undefined;
+  const refused = data?.kind === 'model_unavailable' && !retry && (status === 400 || status === 413);
+  return { message: readable(message), retry, ...(refused ? { hint: REFUSED_HINT } : {}) };
 }
 
 const REPRISH = /^\s*[[{(]|\{'|': |\bTraceback\b|<[a-zA-Z_.]+ object at 0x/;

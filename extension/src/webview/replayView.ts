@@ -22,9 +22,9 @@ import type { Viewport } from './viewport';
 export type DrawUpdate = (u: SessionUpdate, transcriptOnly?: boolean) => void;
 
 /** While a replay is held, these go through; any other message draws the replay first (order kept). */
-const BESIDE_REPLAY: ReadonlySet<ToView['type']> = new Set(['state', 'fileResults', 'addContext', 'update', 'replayDone', 'clear']);
+const BESIDE_REPLAY: ReadonlySet<ToView['type']> = new Set(['state', 'fileResults', 'addContext', 'update', 'replayDone', 'clear', 'visibility']);
 /** These need every turn in the transcript (they find a message or card by its id). */
-const WHOLE_TRANSCRIPT: ReadonlySet<ToView['type']> = new Set(['truncate', 'focusCard', 'approval', 'approvalDone', 'decided']);
+const WHOLE_TRANSCRIPT: ReadonlySet<ToView['type']> = new Set(['truncate', 'focusCard', 'approval', 'approvalDone', 'decided', 'reviewing']);
 
 export class ReplayView {
   private readonly waitLine = el('div', 'replay-wait', 'Opening the conversation…');

@@ -188,6 +188,55 @@ export function capLines(text: string, max = 20): { shown: string; hidden: numbe
   return { shown: all.slice(0, max).join('\n'), hidden: all.length - max, total: all.length };
 }
 
+/** A path in tool output, as the cards link it: the absolute path (what opens), its line, and how it shows. */
+export interface OutputPath {
+  path: string;
+  line?: number;
+  /** the file name (with `:line`), shown first */
+  name: string;
+  /** the workspace-relative folder, shown after it, dimmed ('' at the root) */
+  dir: string;
+}
+
+const ESCAPE = /[.*+?^${}()|[\]\\]/g;
+const TAIL = /[,.;:!?]+$/;
+const TRACEBACK_LINE = /^", line (\d+)/;
+
+/**
+ * Tool output cut into text and the paths inside the workspace it names (Glob lists, Grep hits
+ * `path:12:…`, tracebacks `File "path", line 12`), so the card shows each one workspace-relative, file name
+ * first, and opens it at its line. Paths outside every root stay text. The model's copy is not touched.
+ */
+export function pathSegments(text: string, roots: readonly string[]): (string | OutputPath)[] {
+  const rs = roots.map(norm).filter(Boolean).sort((a, b) => b.length - a.length);
+  if (!rs.length || !text) return text ? [text] : [];
+  const re = new RegExp(`(?:${rs.map((r) => r.replace(ESCAPE, '\\$&')).join('|')})/[^\\s:"'\`()<>\\[\\]{},;|]+`, 'g');
+  const out: (string | OutputPath)[] = [];
+  let at = 0;
+  for (const m of text.matchAll(re)) {
+    const start = m.index ?? 0;
+    const before = text[start - 1];
+    if (before !== undefined && /[\w./~-]/.test(before)) continue;
+    const path = m[0].replace(TAIL, '');
+    let end = start + path.length;
+    let line: number | undefined;
+    const colon = /^:(\d+)(?::\d+)?/.exec(text.slice(end));
+    const tb = colon ? null : TRACEBACK_LINE.exec(text.slice(end));
+    if (colon) {
+      line = Number(colon[1]);
+      end += colon[0].length;
+    } else if (tb) {
+      line = Number(tb[1]);
+    }
+    if (start > at) out.push(text.slice(at, start));
+    const { name, dir } = splitPath(path, roots);
+    out.push({ path, ...(line ? { line } : {}), name: line ? `${name}:${line}` : name, dir });
+    at = end;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
+}
+
 export function outputText(s: ToolState): string {
   return s.content
     .filter((c) => c.type === 'content' && c.content?.type === 'text')
@@ -303,8 +352,10 @@ export function toolSummary(s: ToolState, roots: readonly string[]): string {
       return `Glob ${String(raw.pattern ?? '')}${raw.path ? ` in ${path('path')}` : ''}${tail(s.status === 'completed' ? count : null)}`;
     }
     case 'Bash': {
-      const cmd = firstLine(String(raw.command ?? ''));
-      return `Bash \`${cmd}\`${tail(s.status === 'completed' || s.status === 'failed' ? bashExit(s) : null)}`;
+      // The model's description is the title (what it is for); the command follows it.
+      const desc = typeof raw.description === 'string' ? firstLine(raw.description) : '';
+      const cmd = firstLine(String(raw.command ?? ''), desc ? 40 : 60);
+      return `${desc ? `${desc}: ` : 'Bash '}\`${cmd}\`${tail(s.status === 'completed' || s.status === 'failed' ? bashExit(s) : null)}`;
     }
     case 'BashOutput':
       return `Output of ${String(raw.bash_id ?? 'shell')}`;

@@ -5,6 +5,7 @@
  */
 import type { ContentBlock, SessionUpdate } from '../shared/acp';
 import type { ContextItem, PostToHost } from '../shared/panelProtocol';
+import { hasMention } from './composer';
 import { el } from './dom';
 import { md } from './markdown';
 import type { MessageActions } from './messageActions';
@@ -98,7 +99,8 @@ export class Transcript {
         wrap.appendChild(body);
       }
       const s: Streaming = { el: body, kind, text: '', wrap, started: performance.now() };
-      if (kind === 'agent') wrap.appendChild(copyButton(this.post, () => s.text));
+      // Floated at the top right before the text, so the text flows around it and never under it.
+      if (kind === 'agent') wrap.prepend(copyButton(this.post, () => s.text));
       state.target.appendChild(wrap);
       state.streaming = s;
     }
@@ -118,7 +120,8 @@ export class Transcript {
         img.src = `data:${c.mimeType};base64,${c.data}`;
         img.alt = c.label;
         wrap.appendChild(img);
-      } else {
+      } else if (!(c.kind === 'file' && hasMention(text, c.label))) {
+        // a file the text names as `@path` is shown once, in the text
         wrap.appendChild(el('span', 'chip', c.kind === 'file' ? `@${c.label}` : c.label));
       }
     }
@@ -173,6 +176,7 @@ export class Transcript {
     const state = this.state;
     const line = el('div', 'error');
     line.appendChild(el('span', 'error-text', v.message));
+    if (v.hint) line.appendChild(el('div', 'error-hint', v.hint));
     if (v.retry) {
       const b = el('button', 'retry-btn', 'Retry');
       state.retryButtons.add(b);
@@ -199,8 +203,15 @@ export class Transcript {
     this.viewport.contentChanged();
   }
 
-  notice(text: string, level: string): void {
-    this.state.transcript.appendChild(el('div', `notice ${level}`, text));
+  notice(text: string, level: string, messageId?: string): void {
+    const line = el('div', `notice ${level}`, text);
+    const at = messageId ? this.state.transcript.querySelector<HTMLElement>(`.msg.user[data-message-id="${CSS.escape(messageId)}"]`) : null;
+    if (at) {
+      at.after(line);
+      line.scrollIntoView({ block: 'nearest' });
+    } else {
+      this.state.transcript.appendChild(line);
+    }
     this.viewport.contentChanged();
   }
 

@@ -20,6 +20,14 @@ export class Viewport {
   private settleLeft = 0;
   private settling = false;
   private followPending = false;
+  /** Hidden by the host: whether the view followed when it was hidden (it does again when shown). */
+  private hiddenFollowing: boolean | null = null;
+  /** Shown again until then: a scroll no input made (the frame resized, heights settling) is not the user's. */
+  private graceUntil = 0;
+  /** When the user last touched the transcript (wheel, key, pointer, touch). */
+  private inputAt = -Infinity;
+  /** When a scroll no input made last stopped the following (hiding the view does that). */
+  private unfollowedAt = -Infinity;
 
   constructor(
     private readonly transcript: HTMLElement,
@@ -28,11 +36,48 @@ export class Viewport {
     transcript.addEventListener('scroll', () => {
       const ours = this.programmaticTop !== null && Math.abs(transcript.scrollTop - this.programmaticTop) <= 1;
       this.programmaticTop = null;
-      if (ours) return;
+      // A hidden panel (its view collapsed, another view in front) has no height: the scroll the browser
+      // makes then is no user's, and taking it for one stopped following, so the newest content was below
+      // the fold when the user came back.
+      if (ours || transcript.clientHeight === 0 || this.hiddenFollowing !== null) return;
+      const now = performance.now();
+      if (now < this.graceUntil && now - this.inputAt > 1000) {
+        if (this.follower.following) this.scrollToBottom();
+        return;
+      }
+      const was = this.follower.following;
       this.follower.onScroll(transcript);
+      if (was && !this.follower.following && now - this.inputAt > 1000) this.unfollowedAt = now;
       pill.hidden = !this.follower.unseen;
     });
     pill.addEventListener('click', () => this.jumpToBottom());
+    for (const type of ['wheel', 'keydown', 'pointerdown', 'touchstart']) {
+      transcript.addEventListener(type, () => (this.inputAt = performance.now()), { passive: true });
+    }
+    // Shown again, or resized (the side bar, the footer growing): a view that follows is put back at the
+    // bottom. What arrived while hidden was laid out against no height.
+    new ResizeObserver(() => {
+      if (transcript.clientHeight > 0 && this.follower.following) this.scrollToBottom();
+    }).observe(transcript);
+  }
+
+  /**
+   * The view was hidden or shown (the host says so). While hidden nothing the browser does to the scroll
+   * position is the user's; shown again, a view that followed when it was hidden is at the newest content.
+   */
+  visible(on: boolean): void {
+    if (!on) {
+      // The host says so a moment after the frame was hidden; a scroll no input made in that moment was the
+      // hiding's, not the user's.
+      const byHiding = performance.now() - this.unfollowedAt < 1000;
+      if (this.hiddenFollowing === null) this.hiddenFollowing = this.follower.following || byHiding;
+      document.body.dataset.hiddenFollowing = String(this.hiddenFollowing);
+      return;
+    }
+    const followed = this.hiddenFollowing;
+    this.hiddenFollowing = null;
+    this.graceUntil = performance.now() + 1000;
+    if (followed !== false) this.jumpToBottom();
   }
 
   scrollToBottom(): void {
@@ -107,3 +152,4 @@ export class Viewport {
     }
   }
 }
+

@@ -224,6 +224,8 @@ export const ui = {
   /** answers for showWarningMessage / showInformationMessage / showErrorMessage, in order */
   messageAnswers: [] as (string | undefined | Promise<string | undefined>)[],
   messages: [] as { level: string; message: string; options: unknown[] }[],
+  /** progress notifications: their title, the messages reported, and whether they closed */
+  progress: [] as { title: string; messages: string[]; closed: boolean }[],
   inputAnswers: [] as (string | undefined)[],
   inputBoxes: [] as unknown[],
   quickPicks: [] as FakeQuickPick[],
@@ -243,6 +245,7 @@ export function resetMock(): void {
   calls.length = 0;
   ui.messageAnswers = [];
   ui.messages = [];
+  ui.progress = [];
   ui.inputAnswers = [];
   ui.inputBoxes = [];
   ui.quickPicks = [];
@@ -302,7 +305,20 @@ function createQuickPick(): FakeQuickPick {
   return qp;
 }
 
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
+function withProgress<R>(options: { title?: string }, task: (p: { report: (v: { message?: string }) => void }) => Thenable<R>): Promise<R> {
+  const entry = { title: options.title ?? '', messages: [] as string[], closed: false };
+  ui.progress.push(entry);
+  return Promise.resolve(task({ report: (v) => v.message !== undefined && entry.messages.push(v.message) })).finally(() => (entry.closed = true));
+}
+
 export const window = {
+  withProgress,
   showWarningMessage: message('warning'),
   showInformationMessage: message('info'),
   showErrorMessage: message('error'),

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { fuzzyFilter, withFolders } from '../../src/fuzzy';
 import { atBottom, ScrollFollower } from '../../src/webview/scroll';
-import { capLines, compactDiff, diffStats, lineDiff, relativePath, shortPath, splitPath, type ToolState, tokenSize, toolSummary, userDecisionOf } from '../../src/webview/summary';
+import { capLines, compactDiff, diffStats, lineDiff, pathSegments, relativePath, shortPath, splitPath, type ToolState, tokenSize, toolSummary, userDecisionOf } from '../../src/webview/summary';
 
 const roots = ['/home/u/shop'];
 const card = (over: Partial<ToolState>): ToolState => ({ id: 't', title: '', kind: 'other', status: 'completed', rawInput: {}, content: [], ...over });
@@ -44,6 +44,10 @@ describe('card summaries', () => {
     expect(toolSummary(s, roots)).toBe('Bash `pytest -q` — exit 1');
     expect(toolSummary({ ...s, status: 'pending' }, roots)).toBe('Bash `pytest -q`');
     expect(toolSummary({ ...s, metadata: { timed_out: true, exit_code: null } }, roots)).toBe('Bash `pytest -q` — timed out');
+  });
+  it('Bash takes the model\'s description as its title, the command after it', () => {
+    const s = card({ tool: 'Bash', status: 'completed', rawInput: { command: 'seq 1 500', description: 'Print 500 lines' }, metadata: { exit_code: 0 } });
+    expect(toolSummary(s, roots)).toBe('Print 500 lines: `seq 1 500` — exit 0');
   });
   it('two TodoWrite cards read differently', () => {
     const a = card({ tool: 'TodoWrite', rawInput: { todos: [{ content: 'a', status: 'in_progress', activeForm: 'Doing a' }, { content: 'b', status: 'pending' }] } });
@@ -142,5 +146,33 @@ describe('context size in the footer', () => {
     expect(tokenSize(1_500_000)).toBe('1.5M');
     expect(tokenSize(999_999)).toBe('1M');
     expect(tokenSize(512)).toBe('512');
+  });
+});
+
+describe('paths in tool output', () => {
+  const roots = ['/ws'];
+  it('Grep hits become file:line links, file name first, the folder after; the rest stays text', () => {
+    expect(pathSegments('/ws/src/shop/pricing.py:2:    # apply the discount\n/ws/notes.txt:14:x', roots)).toEqual([
+      { path: '/ws/src/shop/pricing.py', line: 2, name: 'pricing.py:2', dir: 'src/shop' },
+      ':    # apply the discount\n',
+      { path: '/ws/notes.txt', line: 14, name: 'notes.txt:14', dir: '' },
+      ':x',
+    ]);
+  });
+  it('Glob lists and traceback frames link too; paths outside the roots and look-alikes stay text', () => {
+    expect(pathSegments('/ws/a.py\n/ws/b/c.ts\n', roots)).toEqual([
+      { path: '/ws/a.py', name: 'a.py', dir: '' },
+      '\n',
+      { path: '/ws/b/c.ts', name: 'c.ts', dir: 'b' },
+      '\n',
+    ]);
+    expect(pathSegments('  File "/ws/pricing.py", line 3, in price', roots)).toEqual([
+      '  File "',
+      { path: '/ws/pricing.py', line: 3, name: 'pricing.py:3', dir: '' },
+      '", line 3, in price',
+    ]);
+    expect(pathSegments('see /etc/passwd and /wsx/a.py or x/ws/a.py.', roots)).toEqual(['see /etc/passwd and /wsx/a.py or x/ws/a.py.']);
+    expect(pathSegments('wrote /ws/out.txt.', roots)).toEqual(['wrote ', { path: '/ws/out.txt', name: 'out.txt', dir: '' }, '.']);
+    expect(pathSegments('no roots /ws/a', [])).toEqual(['no roots /ws/a']);
   });
 });

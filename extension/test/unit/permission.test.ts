@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
-import { type ChatApprovals, describe as describeRequest, requestPermission, shortLabels } from '../../src/handlers/permission';
+import { ANSWER_COMMAND, answerToast, type ChatApprovals, describe as describeRequest, requestPermission, shortLabels } from '../../src/handlers/permission';
 import type { PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../../src/protocol';
 import { type FakeQuickPick, ui, resetMock } from '../mocks/vscode';
 
@@ -69,42 +69,69 @@ describe('session/request_permission', () => {
     expect(await requestPermission(params, 'notification')).toEqual({ outcome: { outcome: 'cancelled' } });
   });
 
-  it('with the chat, a dismissed notification leaves the request open there; the chat answers with the note', async () => {
-    ui.messageAnswers.push(undefined);
+  /** The links of the last approval notification: label → [toastId, choice] (what a click runs). */
+  function toastLinks(): Map<string, [string, string]> {
+    const p = ui.progress.at(-1);
+    const links = new Map<string, [string, string]>();
+    for (const m of (p?.title ?? '').matchAll(/\[([^\]]+)\]\(command:([\w.]+)\?([^)]+)\)/g)) {
+      expect(m[2]).toBe(ANSWER_COMMAND);
+      links.set(m[1] as string, JSON.parse(decodeURIComponent(m[3] as string)));
+    }
+    return links;
+  }
+
+  it('with the chat, the notification is one that closes: links for each answer and Show; the chat answers and it closes', async () => {
     const chat = new FakeChat();
     const p = requestPermission(params, 'notification', undefined, chat);
     await tick();
-    expect(ui.messages[0]?.options).toEqual(['Allow', 'Always allow', 'Reject', 'Show']);
+    expect(ui.messages).toEqual([]);
+    // the answers right after the question (a toast without buttons shows one line), then the description and the rule
+    expect(ui.progress[0]?.title).toMatch(/^Sidecar: Run `touch a\.txt`\? \[Allow\]\(command:[^)]+\) · \[Always allow\]\(command:[^)]+\) · \[Reject\]\(command:[^)]+\) · \[Show\]\(command:[^)]+\) — Create a marker\. "Always allow" saves Bash\(touch \*\) in this project\.$/);
+    expect([...toastLinks().keys()]).toEqual(['Allow', 'Always allow', 'Reject', 'Show']);
+    expect(ui.progress[0]?.closed).toBe(false);
     expect(chat.offered[0]?.options.map((o) => o.name)).toEqual(['Allow once', 'Always allow Bash(touch *) in this project', 'Reject']);
     chat.answer('reject_once', 'use mkdir instead');
     const expected = { outcome: { outcome: 'selected', optionId: 'reject_once', _meta: { feedback: 'use mkdir instead' } } };
     expect(await p).toEqual(expected);
     expect(chat.offered[0]?.closed).toEqual(expected);
+    await tick();
+    expect(ui.progress[0]?.closed).toBe(true);
+    // a click on a link of the closed notification does nothing
+    const [id, choice] = toastLinks().get('Allow') as [string, string];
+    answerToast(id, choice);
   });
 
-  it('"Show" reveals the card and keeps waiting; a click in the notification closes the card', async () => {
-    ui.messageAnswers.push('Show');
+  it('"Show" reveals the card and closes the notification; "Always allow" in the notification answers allow_always', async () => {
     const chat = new FakeChat();
     const p = requestPermission(params, 'notification', undefined, chat);
     await tick();
+    answerToast(...(toastLinks().get('Show') as [string, string]));
+    await tick();
     expect(chat.shown).toEqual(['t1']);
+    expect(ui.progress[0]?.closed).toBe(true);
     chat.answer('allow_once');
     expect(await p).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_once' } });
 
-    ui.messageAnswers.push('Always allow');
     const chat2 = new FakeChat();
-    expect(await requestPermission(params, 'notification', undefined, chat2)).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
+    const p2 = requestPermission(params, 'notification', undefined, chat2);
+    await tick();
+    answerToast(...(toastLinks().get('Always allow') as [string, string]));
+    expect(await p2).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
     expect(chat2.offered[0]?.closed).toEqual({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
+    await tick();
+    expect(ui.progress[1]?.closed).toBe(true);
   });
 
-  it('a cancel from the sidecar answers cancelled while the notification still waits, and closes the card', async () => {
-    ui.messageAnswers.push(new Promise<string | undefined>(() => undefined)); // never clicked
+  it('a cancel from the sidecar answers cancelled while the notification still waits, and closes both', async () => {
     const src = new vscode.CancellationTokenSource();
     const chat = new FakeChat();
     const p = requestPermission(params, 'notification', src.token as unknown as vscode.CancellationToken, chat);
+    await tick();
     src.cancel();
     expect(await p).toEqual({ outcome: { outcome: 'cancelled' } });
     expect(chat.offered[0]?.closed).toEqual({ outcome: { outcome: 'cancelled' } });
+    await tick();
+    expect(ui.progress[0]?.closed).toBe(true);
   });
 
   it('modal style passes modal: true', async () => {

@@ -1,6 +1,6 @@
 // Replayed turn ends and prompts, the retry line and the final error, as the panel words them.
 import { describe, expect, it } from 'vitest';
-import { errorView, OlderTurns, planReplay, readable, replayCuts, replayState, RetryLine, retryLineText, sentPrompt, turnEndOf, turnEndView } from '../../src/webview/replay';
+import { errorView, OlderTurns, REFUSED_HINT, planReplay, readable, replayCuts, replayState, RetryLine, retryLineText, sentPrompt, turnEndOf, turnEndView } from '../../src/webview/replay';
 
 const chunk = (text: string, turnEnd?: unknown) => ({
   sessionUpdate: 'agent_message_chunk',
@@ -34,6 +34,17 @@ describe('turn ends in a replay', () => {
     expect(readable('Traceback (most recent call last):\n  File "x"')).toMatch(/Show Log/);
     expect(readable('')).toMatch(/Show Log/);
     expect(errorView('The model API at http://x is unreachable.', null)).toEqual({ message: 'The model API at http://x is unreachable.', retry: false });
+  });
+
+  it('an HTTP 400 the provider refused offers no Retry, and says to restore the conversation', () => {
+    const message = 'The model API answered HTTP 400 (invalid_request_error): prompt is too long.';
+    const v = errorView(message, { kind: 'model_unavailable', retryable: false, status: 400 });
+    expect(v).toEqual({ message, retry: false, hint: REFUSED_HINT });
+    expect(REFUSED_HINT).toMatch(/Restore conversation/);
+    // a 401 is not the conversation's fault: no hint, no Retry
+    expect(errorView('bad key', { kind: 'model_unavailable', retryable: false, status: 401 })).toEqual({ message: 'bad key', retry: false });
+    // a sidecar too old to say whether it may pass: its kind decides, as before
+    expect(errorView('down', { kind: 'model_unavailable' }).retry).toBe(true);
   });
 });
 

@@ -171,7 +171,7 @@ describe('checkpoints', () => {
     posted = [];
     await sessions.rewind('msg_1', true, false);
     expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/rewind', params: { sessionId: 'S1', toMessageId: 'msg_1', files: true, conversation: false } });
-    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt.', level: 'info' }]);
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt.', level: 'info', messageId: 'msg_1' }]);
     posted = [];
     conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: [], conflicts: [], historyLength: 2 }));
     await sessions.rewind('msg_1', false, true);
