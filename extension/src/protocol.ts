@@ -8,34 +8,10 @@
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { ModelRetryParams } from './shared/modelRetry';
 import type { SessionConfigOption } from './shared/configOptions';
-import type {
-  AvailableCommand,
-  ContentBlock,
-  ModeId,
-  PermissionOption,
-  PermissionToolCall,
-  PlanEntry,
-  SessionInfo,
-  SessionUpdate,
-  StopReason,
-  ToolCallContent,
-  ToolCallLocation,
-} from './shared/acp';
+import type { ContentBlock, ModeId, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, StopReason } from './shared/acp';
 
 // The ACP shapes the panel reads too are declared in shared/acp.ts (types only, both bundles import them).
-export type {
-  AvailableCommand,
-  ContentBlock,
-  ModeId,
-  PermissionOption,
-  PermissionToolCall,
-  PlanEntry,
-  SessionInfo,
-  SessionUpdate,
-  StopReason,
-  ToolCallContent,
-  ToolCallLocation,
-};
+export type * from './shared/acp';
 
 // ---------------------------------------------------------------- ACP shapes (the parts we use)
 
