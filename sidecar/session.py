@@ -304,6 +304,9 @@ class SessionLog:
         content = update.get("content")
         if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "terminal" for c in content):
             update = {**update, "content": [r for c in content for r in replayed_terminal(c)]}
+            content = update.get("content")
+        if isinstance(content, list) and any(_long_text(c) for c in content):
+            update = {**update, "content": [_replay_excerpt(c) if _long_text(c) else c for c in content]}
         self.store.append(self.session_id, {"type": "update", "update": update})
 
     def _excerpt_of(self, item: dict[str, Any], last: tuple[str, str, dict[str, Any]] | None) -> dict[str, Any]:
@@ -332,6 +335,25 @@ class SessionLog:
         if error is not None:
             event["error"] = error
         self.store.append(self.session_id, event)
+
+
+# A text shown in a tool call's card longer than this is logged for the replay as its start and end: the
+# whole text is in the conversation's tool result already (a whole-file Read of 4 MB was logged twice).
+REPLAY_TEXT_MAX = 100_000
+
+
+def _long_text(item: Any) -> bool:
+    inner = item.get("content") if isinstance(item, dict) and item.get("type") == "content" else None
+    return isinstance(inner, dict) and isinstance(inner.get("text"), str) and len(inner["text"]) > REPLAY_TEXT_MAX
+
+
+def _replay_excerpt(item: dict[str, Any]) -> dict[str, Any]:
+    """The card's text as the replay shows it: two thirds from the start, one third from the end."""
+    text: str = item["content"]["text"]
+    head, tail = text[: REPLAY_TEXT_MAX * 2 // 3], text[-(REPLAY_TEXT_MAX // 3):]
+    left_out = len(text) - len(head) - len(tail)
+    note = f"\n… [{left_out} characters of this output are not kept for the replay] …\n"
+    return {**item, "content": {**item["content"], "text": head + note + tail}}
 
 
 def replayed_terminal(item: Any) -> list[Any]:
