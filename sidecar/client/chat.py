@@ -132,6 +132,8 @@ class TerminalClient:
             chosen = next((o for o in options if o.get("kind") == "allow_once"), options[0])
             self.console.print(Text(f"  → {chosen['name']} (--yes)", style="yellow"))
             return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
+        if any(item.get("type") == "diff" for item in call.get("content") or []):
+            self.console.print()
         for i, option in enumerate(options, 1):
             self.console.print(f"  {i}. {readable_option(str(option['name']), show)}", markup=False,
                                highlight=False)

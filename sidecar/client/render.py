@@ -111,7 +111,8 @@ def diff_text(path: str, old: str | None, new: str) -> Text:
         style = "green" if line.startswith("+") else "red" if line.startswith("-") else \
             "cyan" if line.startswith("@@") else "dim"
         out.append(line if line.endswith("\n") else line + "\n", style=style)
-    out.rstrip()  # console.print ends the line
+    if out.plain.endswith("\n"):
+        out.right_crop(1)  # console.print ends the line (blank context lines stay)
     return out
 
 
