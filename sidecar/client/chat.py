@@ -223,6 +223,7 @@ class Chat:
         self.cancelling = False
         self.starting = True  # until the session is open
         self.main_task: asyncio.Task[Any] | None = None
+        self._sending: set[asyncio.Task[None]] = set()  # session/cancel notifications on their way
 
     def on_update(self, params: dict[str, Any]) -> None:
         if self.held is not None:
@@ -252,8 +253,8 @@ class Chat:
         self.renderer.interrupting()
         task = asyncio.get_running_loop().create_task(
             self.process.notify("session/cancel", {"sessionId": self.session_id}))
-        self.process._tasks.add(task)
-        task.add_done_callback(self.process._tasks.discard)
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     # ---- the session ----------------------------------------------------------------------------------
     async def request(self, method: str, params: dict[str, Any], timeout: float | None = 120) -> Any:

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import sys
-import termios
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -156,8 +155,13 @@ class TerminalLines:
 @contextlib.contextmanager
 def quiet_terminal() -> Iterator[None]:
     """Echo off on a terminal stdin while the model works (Ctrl-C still signals); restored after."""
-    fd = sys.stdin.fileno() if sys.stdin is not None else -1
     try:
+        import termios  # POSIX only: elsewhere the echo stays as it is
+    except ImportError:
+        yield
+        return
+    try:
+        fd = sys.stdin.fileno() if sys.stdin is not None else -1
         before = termios.tcgetattr(fd) if fd >= 0 and os.isatty(fd) else None
     except (termios.error, OSError, ValueError):
         before = None
