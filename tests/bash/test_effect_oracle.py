@@ -189,6 +189,8 @@ def _corpus(port: int) -> list[str]:
     return list(dict.fromkeys(c.replace("{port}", str(port)) for c in commands))
 
 
+# ~950 real processes per pass: 60-110 s on the shared 2-core box, more under a loaded CI
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["bubblewrap", "no-sandbox"])
 def test_no_read_only_command_has_an_effect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandboxed: bool) -> None:
     """Every read-only command of the corpus, run in bubblewrap and (issue 27) without it: macOS, Windows
