@@ -20,7 +20,7 @@ const codeServer =
   process.env.CODE_SERVER ??
   // the same cache scripts/setup-e2e.sh installs into (SIDECAR_E2E_CACHE, else extension/.e2e-cache)
   path.join(process.env.SIDECAR_E2E_CACHE ?? path.join(extensionDir, '.e2e-cache'), 'code-server-4.100.3', 'node_modules', '.bin', 'code-server');
-const vsix = path.join(extensionDir, 'dist', 'sidecar-vscode.vsix');
+export const vsix = path.join(extensionDir, 'dist', 'sidecar-vscode.vsix');
 
 const CHROMIUM_FLAGS = [
   '--headless',
@@ -196,9 +196,14 @@ export class Harness {
   env() {
     const home = path.join(this.root, 'home');
     fs.mkdirSync(home, { recursive: true });
-    const inherited = Object.entries(process.env).filter(([k]) => k !== 'VSCODE_IPC_HOOK_CLI' && !k.startsWith('ANTHROPIC_') && !k.startsWith('SIDECAR_'));
+    const dropped = this.dropEnvPrefixes ?? [];
+    const inherited = Object.entries(process.env).filter(
+      ([k]) => k !== 'VSCODE_IPC_HOOK_CLI' && !k.startsWith('ANTHROPIC_') && !k.startsWith('SIDECAR_') && !dropped.some((p) => k.startsWith(p)),
+    );
     return {
       ...Object.fromEntries(inherited),
+      // a suite's own additions (the install suite: pip's index, the endpoint in the environment)
+      ...(this.extraEnv ?? {}),
       HOME: home,
       XDG_CONFIG_HOME: path.join(this.root, 'xdg-config'),
       XDG_DATA_HOME: path.join(this.root, 'xdg-data'),
@@ -244,7 +249,7 @@ export class Harness {
   }
 
   /** User settings, the .vsix installed offline, code-server serving on loopback. */
-  async startCodeServer(settings = {}, { workspaceTrust = false } = {}) {
+  async startCodeServer(settings = {}, { workspaceTrust = false, vsix: vsixFile = vsix } = {}) {
     const userData = path.join(this.root, 'user-data');
     const extensions = path.join(this.root, 'extensions');
     const userDir = path.join(userData, 'User');
@@ -275,10 +280,7 @@ export class Harness {
       ),
     );
     const env = this.env();
-    execFileSync(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], {
-      env,
-      stdio: ['ignore', fs.openSync(path.join(this.logDir, 'install.log'), 'a'), fs.openSync(path.join(this.logDir, 'install.log'), 'a')],
-    });
+    this.installExtension(vsixFile);
     this.port = await freePort();
     const args = [
       '--bind-addr', `127.0.0.1:${this.port}`,
@@ -296,18 +298,72 @@ export class Harness {
     await this.progressing(waitForHttp(`http://127.0.0.1:${this.port}/healthz`, Infinity), 'code-server starting');
   }
 
-  async openBrowser() {
+  /** Installs a .vsix into this code-server's extensions folder (offline, as `code-server --install-extension`). */
+  installExtension(vsixFile = vsix) {
+    const log = path.join(this.logDir, 'install.log');
+    execFileSync(codeServer, ['--user-data-dir', path.join(this.root, 'user-data'), '--extensions-dir', path.join(this.root, 'extensions'), '--install-extension', vsixFile, '--force'], {
+      env: this.env(),
+      stdio: ['ignore', fs.openSync(log, 'a'), fs.openSync(log, 'a')],
+    });
+  }
+
+  /** The browser on `folder` (the workspace by default), the workbench loaded; nothing clicked yet. */
+  async openPage(folder = this.workspace) {
     this.browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS });
     this.context = await this.browser.newContext({ viewport: { width: 1600, height: 1000 } });
     this.page = await this.context.newPage();
     this.page.on('pageerror', (e) => fs.appendFileSync(path.join(this.logDir, 'page.log'), `pageerror: ${e}\n`));
-    await this.page.goto(`http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(this.workspace)}`);
+    await this.page.goto(`http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(folder)}`);
     await this.progressing(this.page.waitForSelector('.monaco-workbench', { timeout: 0 }), 'the workbench loading');
+    return this.page;
+  }
+
+  async openBrowser() {
+    await this.openPage();
     // The extension is activated once its activity bar entry is there; open the chat view with it.
     const item = this.page.locator('.activitybar .action-item a[aria-label^="Sidecar"]').first();
     await this.progressing(item.waitFor({ state: 'visible', timeout: 0 }), 'the Sidecar activity bar entry');
     await item.click();
     return this.page;
+  }
+
+  /** What the extension wrote to its "Sidecar" log channel so far (every window's log file, concatenated). */
+  extensionLog() {
+    const logs = path.join(this.root, 'user-data', 'logs');
+    const out = [];
+    const walk = (dir) => {
+      let entries = [];
+      try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/Sidecar\.log$/.test(e.name)) out.push(fs.readFileSync(p, 'utf8'));
+      }
+    };
+    walk(logs);
+    return out.join('\n');
+  }
+
+  /** Waits until the extension's log has `count` lines matching `re` (progress, not a time budget). */
+  async waitForLog(re, { count = 1, timeoutMs = 120000 } = {}) {
+    const deadline = performance.now() + timeoutMs;
+    const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+    for (;;) {
+      const n = (this.extensionLog().match(g) ?? []).length;
+      if (n >= count) return n;
+      if (performance.now() > deadline) throw new Error(`the extension log never had ${count}× ${re}:\n${this.extensionLog().slice(-3000)}`);
+      await sleep(250);
+    }
+  }
+
+  /** Opens another folder in the same browser page (a new window state: its own trust, its own workspace state). */
+  async openFolder(folder) {
+    await this.page.goto(`http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(folder)}`);
+    await this.page.waitForSelector('.monaco-workbench', { timeout: 90000 });
   }
 
   /** A screenshot of the page (or of `clip`, a rectangle on it) into artifacts/e2e. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the extension's end-to-end suite needs on a fresh Debian machine (run as root):
-# Debian chromium / libkrb5-dev / ripgrep, then code-server 4.100.3 from npm into a cache folder.
+# Debian chromium / libkrb5-dev / ripgrep, then code-server 4.100.3 from npm into a cache folder, and the
+# wheels of the agent's locked dependencies for the install suite's loopback package index.
 # Idempotent: every step is skipped when its result is already there.
 set -euo pipefail
 
@@ -64,5 +65,32 @@ JSON
     npm_config_unsafe_perm=true npm_config_yes=true npm_config_update_notifier=false \
       npm install --no-save --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >&2
   )
+fi
+# The install suite's loopback package index (e2e/install.test.mjs): the wheels of the agent's locked
+# dependencies (uv export --hashes from uv.lock), for the Python the extension would pick from PATH. Downloaded
+# here, through pip's own configuration, once per uv.lock; the suite itself only serves them on 127.0.0.1.
+REPO_DIR="$(dirname "$EXT_DIR")"
+UV="$REPO_DIR/.tools/uv/bin/uv"
+[ -x "$UV" ] || UV=uv
+PICKED=""
+for n in python3.14 python3.13 python3.12 python3.11 python3; do
+  # (a pyenv shim exists for versions that are not active: it must also run)
+  if command -v "$n" >/dev/null 2>&1 && "$n" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then PICKED="$n"; break; fi
+done
+if [ -n "$PICKED" ]; then
+  PYVER="$("$PICKED" -c 'import sys; print(".".join(map(str, sys.version_info[:3])))')"
+  LOCK_SUM="$(sha256sum "$REPO_DIR/uv.lock" | cut -c1-16)"
+  WHEELHOUSE="$CACHE_DIR/wheelhouse-py$PYVER-$LOCK_SUM"
+  if [ ! -f "$WHEELHOUSE/.complete" ]; then
+    echo "setup-e2e: downloading the agent's locked dependencies for Python $PYVER into $WHEELHOUSE" >&2
+    rm -rf "$WHEELHOUSE" && mkdir -p "$WHEELHOUSE"
+    (cd "$REPO_DIR" && "$UV" export --frozen --no-dev --hashes --no-emit-project --no-header --quiet -o "$WHEELHOUSE/requirements.txt")
+    python3 -m pip download --quiet --disable-pip-version-check --only-binary :all: --python-version "$PYVER" \
+      --require-hashes -r "$WHEELHOUSE/requirements.txt" -d "$WHEELHOUSE" >&2
+    touch "$WHEELHOUSE/.complete"
+  fi
+  echo "$WHEELHOUSE" > "$CACHE_DIR/wheelhouse-current"
+  # the interpreter itself (not a pyenv shim): the suite names it in sidecar.setupPython so the wheels fit
+  "$PICKED" -c 'import sys; print(sys.executable)' > "$WHEELHOUSE/python"
 fi
 echo "$CS_PREFIX/node_modules/.bin/code-server"

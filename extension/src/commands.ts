@@ -56,6 +56,7 @@ export function setApiKey(ctx: Ctx): Cmd {
     });
     if (!key) return;
     await ctx.extCtx.secrets.store(API_KEY_SECRET, key.trim());
+    await ctx.updateNeedsKey();
     await ctx.restart();
   };
 }
@@ -63,11 +64,17 @@ export function setApiKey(ctx: Ctx): Cmd {
 export function clearApiKey(ctx: Ctx): Cmd {
   return async () => {
     await ctx.extCtx.secrets.delete(API_KEY_SECRET);
+    await ctx.updateNeedsKey();
     await ctx.restart();
   };
 }
 
 export function restart(ctx: Ctx): Cmd {
+  return () => ctx.restart();
+}
+
+/** After a failed setup (no Python, no index, an install that failed): try again from the start. */
+export function retrySetup(ctx: Ctx): Cmd {
   return () => ctx.restart();
 }
 

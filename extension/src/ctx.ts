@@ -2,6 +2,7 @@
  * One object owns the language client, the views and every disposable. The client is rebuilt on
  * restart; the handlers it serves are registered here, once per client.
  */
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { CancellationToken } from 'vscode';
 import { LanguageClient, type LanguageClientOptions, type ServerOptions, State } from 'vscode-languageclient/node';
@@ -28,17 +29,23 @@ import {
   SessionUpdateNotification,
   WorkspaceTrust,
 } from './protocol';
-import { PythonNotFound, resolvePython } from './python';
+import { AgentEnv, readBundle, SetupError } from './agentEnv';
+import { AGENT_DIST, basePythonCandidates, cleanEnv, expandHome, expandVariables, findBasePython, identify, isInside, PythonNotFound, workspaceVenvWithAgent } from './python';
 import { FileIndex } from './fileIndex';
 import { READONLY_SCHEME, ReadonlyTexts } from './readonlyTexts';
 import { StatusItem } from './statusItem';
-import { readPythonPaths, readSettings, sidecarSettings } from './settings';
+import { readSettings, readWorkspaceScoped, type Settings, sidecarSettings, sidecarWorkspaceSettings, type WorkspaceScoped } from './settings';
 
 export const API_KEY_SECRET = 'sidecar.anthropicApiKey';
 /** workspaceState: the session the panel showed last in this workspace (reopened after a reload). */
 export const LAST_SESSION_KEY = 'sidecar.lastSessionId';
-/** workspaceState and globalState: the interpreter that last started the agent. */
-export const LAST_PYTHON_KEY = 'sidecar.lastPython';
+
+/** The interpreter that runs the agent, where it came from, and the agent version it must report. */
+interface AgentChoice {
+  python: string;
+  source: string;
+  expectedVersion?: string;
+}
 
 export class Ctx implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
@@ -107,60 +114,67 @@ export class Ctx implements vscode.Disposable {
     };
   }
 
+  /** The storage folder the agent runs in (outside every workspace) and its own environment lives in. */
+  storageDir(): string {
+    const dir = this.extCtx.globalStorageUri.fsPath;
+    fs.mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
   async start(): Promise<void> {
     const settings = readSettings();
-    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const state = this.extCtx;
-    const remembered = state.workspaceState.get<string>(LAST_PYTHON_KEY) ?? state.globalState.get<string>(LAST_PYTHON_KEY);
+    const scoped = readWorkspaceScoped();
+    const trusted = vscode.workspace.isTrusted;
     const remote = vscode.env.remoteName;
-    let python: string;
+    const seen = vscode.workspace.getConfiguration('sidecar').inspect<string>('pythonPath');
+    this.output.info(
+      `workspace trust: ${trusted ? 'trusted' : 'Restricted Mode'}; remote: ${remote ?? 'no'}; sidecar.pythonPath (User): ${settings.pythonPath || 'not set'}` +
+        ` (user ${JSON.stringify(seen?.globalValue ?? null)}, workspace ${JSON.stringify(seen?.workspaceValue ?? null)})`,
+    );
+    if (scoped.ignored.length) this.output.warn(`ignored from the workspace's settings (only User settings choose these): ${scoped.ignored.map((k) => `sidecar.${k}`).join(', ')}`);
+    let agent: AgentChoice;
     try {
-      const paths = readPythonPaths();
-      this.output.info(`sidecar.pythonPath: ${paths.map((p) => `${p.value} (${p.scope})`).join(', ') || 'not set'}; last used: ${remembered ?? 'none'}; remote: ${remote ?? 'no'}`);
-      python = await resolvePython({ settings: paths.map((p) => p.value), remembered, folders, extensionPath: this.extCtx.extensionPath }, remote);
+      agent = await this.chooseAgent(settings, scoped, trusted);
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      this.output.error(message);
-      await this.sessions.attach(undefined);
-      this.sessions.fail();
-      this.chat.post({ type: 'error', message });
-      if (e instanceof PythonNotFound) {
-        const button = remote ? 'Open Remote Settings' : 'Open User Settings';
-        void vscode.window.showErrorMessage(message, button).then((choice) => {
-          if (!choice) return;
-          const command = remote ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings';
-          void vscode.commands.executeCommand(command, 'sidecar.pythonPath');
-        });
-      }
+      await this.startFailed(e);
       return;
     }
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    const apiBaseUrl = await this.chooseEndpoint(settings, scoped, trusted);
+    const env = cleanEnv(process.env);
     const key = await this.extCtx.secrets.get(API_KEY_SECRET);
+    // The key only ever goes to an interpreter the user chose or the extension's own environment.
     if (key) env.ANTHROPIC_API_KEY = key;
-    if (settings.apiBaseUrl) env.ANTHROPIC_BASE_URL = settings.apiBaseUrl;
+    if (apiBaseUrl) env.ANTHROPIC_BASE_URL = apiBaseUrl;
+    else if (process.env.ANTHROPIC_BASE_URL) env.ANTHROPIC_BASE_URL = process.env.ANTHROPIC_BASE_URL;
     if (settings.model) env.SIDECAR_MODEL = settings.model;
     if (settings.smallModel) env.SIDECAR_SMALL_MODEL = settings.smallModel;
     if (settings.effort) env.SIDECAR_EFFORT = settings.effort;
+    await this.updateNeedsKey(apiBaseUrl, key);
 
+    // Isolated: -I keeps the working directory and PYTHON* variables off sys.path, and the process starts in
+    // the extension's storage, outside the workspace (the workspace reaches the agent as session cwd only).
     // No `transport` field: plain stdio, without languageclient appending `--stdio` to the arguments.
     const serverOptions: ServerOptions = {
-      command: python,
-      args: ['-m', 'sidecar', 'serve'],
-      options: { cwd: this.cwd(), env },
+      command: agent.python,
+      args: ['-I', '-m', 'sidecar', 'serve'],
+      options: { cwd: this.storageDir(), env },
     };
+    const workspaceSettings = sidecarWorkspaceSettings(scoped);
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
       initializationOptions: {
         acp: { clientCapabilities: clientCapabilities() },
-        settings: sidecarSettings(settings),
+        settings: sidecarSettings(settings, apiBaseUrl),
+        // Folder/workspace-scope rules: project scope in the sidecar, only restricting until trusted (contract 2).
+        ...(workspaceSettings ? { workspaceSettings } : {}),
         // VS Code's Workspace Trust decides for the sidecar: in Restricted Mode nothing the repository
         // brings (hooks, .mcp.json servers, language servers, outside imports) runs (docs/protocol.md).
-        workspaceTrust: vscode.workspace.isTrusted,
+        workspaceTrust: trusted,
+        client: { name: 'sidecar-vscode', version: this.extensionVersion(), expectedAgentVersion: agent.expectedVersion ?? null },
       },
     };
-    this.output.info(`starting ${python} -m sidecar serve in ${this.cwd()}`);
+    this.output.info(`starting ${agent.python} -I -m sidecar serve (${agent.source}) in ${this.storageDir()}; endpoint: ${apiBaseUrl || 'the SDK default'}`);
     const client = new LanguageClient('sidecar', 'Sidecar', serverOptions, clientOptions);
     this.client = client;
     this.registerHandlers(client);
@@ -174,15 +188,207 @@ export class Ctx implements vscode.Disposable {
       this.sessions.fail();
       return;
     }
-    // It worked: remembered for the next start (a remote window may not see the User value again).
-    void state.workspaceState.update(LAST_PYTHON_KEY, python);
-    void state.globalState.update(LAST_PYTHON_KEY, python);
+    const info = client.initializeResult?.serverInfo;
+    this.output.info(`agent: ${info ? `${info.name} ${info.version ?? ''}` : 'no serverInfo'}`);
+    if (agent.expectedVersion && info?.name === AGENT_DIST && info.version && info.version !== agent.expectedVersion) {
+      // The extension's own environment must hold the agent this VSIX carries.
+      this.output.error(`the agent reports ${info.version}, this extension carries ${agent.expectedVersion}`);
+      void vscode.window
+        .showErrorMessage(`Sidecar: the agent (${info.version}) is not the one this extension carries (${agent.expectedVersion}).`, 'Retry Setup')
+        .then((c) => c && vscode.commands.executeCommand('sidecar.retrySetup'));
+    }
     const experimental = client.initializeResult?.capabilities.experimental as { acp?: AgentCapabilities } | undefined;
     this.agentCapabilities = experimental?.acp;
     this.output.info(`agent capabilities: ${JSON.stringify(this.agentCapabilities ?? null)}`);
     this.panelVisible = undefined;
     this.panelVisibility(this.chat.visible);
     await this.sessions.attach(this.connection(client));
+  }
+
+  /** Whether the workspace names an interpreter or endpoint that a trusted window would ask about. */
+  private workspaceOffers(): boolean {
+    const scoped = readWorkspaceScoped();
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    return !!scoped.apiBaseUrl || (!readSettings().pythonPath && (!!scoped.pythonPath || folders.some((f) => workspaceVenvWithAgent(f))));
+  }
+
+  extensionVersion(): string {
+    return String((this.extCtx.extension.packageJSON as { version?: unknown }).version ?? '0.0.0');
+  }
+
+  /** The welcome view (viewsWelcome) shows while there is no key and no endpoint of the user's own. */
+  async updateNeedsKey(apiBaseUrl?: string, key?: string): Promise<void> {
+    const k = key ?? (await this.extCtx.secrets.get(API_KEY_SECRET));
+    const base = apiBaseUrl ?? readSettings().apiBaseUrl;
+    // An endpoint the user set in settings may want no key; one only in the environment still shows it.
+    const needs = !k && !base && !process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_AUTH_TOKEN;
+    await vscode.commands.executeCommand('setContext', 'sidecar.needsKey', needs);
+  }
+
+  private async startFailed(e: unknown): Promise<void> {
+    const message = e instanceof Error ? e.message : String(e);
+    this.output.error(message);
+    await this.sessions.attach(undefined);
+    this.sessions.fail();
+    this.chat.post({ type: 'error', message });
+    // One short message, and a button that does the thing.
+    const buttons: { label: string; run: () => unknown }[] = [];
+    const retry = { label: 'Retry Setup', run: () => vscode.commands.executeCommand('sidecar.retrySetup') };
+    const log = { label: 'Show Log', run: () => this.output.show() };
+    if (e instanceof PythonNotFound) {
+      const setting = (e as PythonNotFound & { setting?: string }).setting ?? 'sidecar.setupPython';
+      const command = vscode.env.remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings';
+      buttons.push({ label: 'Open Settings', run: () => vscode.commands.executeCommand(command, setting) }, retry);
+    } else if (e instanceof SetupError) {
+      buttons.push(retry, log);
+    } else {
+      buttons.push(log, retry);
+    }
+    void vscode.window.showErrorMessage(/^Sidecar\b/.test(message) ? message : `Sidecar: ${message}`, ...buttons.map((b) => b.label)).then((choice) => {
+      buttons.find((b) => b.label === choice)?.run();
+    });
+  }
+
+  /**
+   * Which interpreter runs the agent: the user's `sidecar.pythonPath`; in a trusted window, a workspace's
+   * interpreter the user said yes to (asked once per workspace, remembered in workspace state); else the
+   * extension's own environment, made or upgraded here.
+   */
+  private async chooseAgent(settings: Settings, scoped: WorkspaceScoped, trusted: boolean): Promise<AgentChoice> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    if (settings.pythonPath) {
+      const python = trusted ? expandVariables(settings.pythonPath, folders[0]) : expandHome(settings.pythonPath);
+      if (!trusted && (python.includes('${workspaceFolder}') || isInside(python, folders))) {
+        throw Object.assign(
+          new PythonNotFound(`"sidecar.pythonPath" (${settings.pythonPath}) points into this workspace, which is not trusted: nothing of it runs in Restricted Mode. Trust the workspace, or point the setting elsewhere.`, [python]),
+          { setting: 'sidecar.pythonPath' },
+        );
+      }
+      await this.checkAgent(python, 'sidecar.pythonPath');
+      return { python, source: 'sidecar.pythonPath (User settings)' };
+    }
+    if (trusted) {
+      const offered: { python: string; what: string }[] = [];
+      if (scoped.pythonPath) offered.push({ python: expandVariables(scoped.pythonPath, folders[0]), what: `this workspace's "sidecar.pythonPath"` });
+      for (const f of folders) {
+        const venv = workspaceVenvWithAgent(f);
+        if (venv) offered.push({ python: venv, what: `this workspace's .venv` });
+      }
+      for (const o of offered) {
+        if (await this.askWorkspacePython(o.python, o.what)) {
+          await this.checkAgent(o.python, 'sidecar.pythonPath');
+          return { python: o.python, source: `${o.what}, allowed by you` };
+        }
+      }
+    } else if (scoped.pythonPath) {
+      this.output.warn(`Restricted Mode: the workspace's sidecar.pythonPath (${scoped.pythonPath}) is not used`);
+    }
+    return this.ownEnvironment();
+  }
+
+  /** Proves `python` is this project's agent (isolated, from outside the workspace); a PythonNotFound if not. */
+  private async checkAgent(python: string, setting: string): Promise<void> {
+    let id;
+    try {
+      id = await identify(python, this.storageDir());
+    } catch {
+      throw Object.assign(new PythonNotFound(`"${setting}" is ${python}, which does not run.`, [python]), { setting });
+    }
+    if (!id.agentVersion) {
+      throw Object.assign(
+        new PythonNotFound(`${python} has no "${AGENT_DIST}" package. Install it there ("uv sync" in a sidecar checkout), or clear "${setting}" to use Sidecar's own environment.`, [python]),
+        { setting },
+      );
+    }
+    this.output.info(`${python}: ${AGENT_DIST} ${id.agentVersion}, Python ${id.python.join('.')}`);
+  }
+
+  /** Asked once per workspace and interpreter (workspace state, never the repository or global state). */
+  private async askWorkspacePython(python: string, what: string): Promise<boolean> {
+    const key = `sidecar.workspacePython:${python}`;
+    const saved = this.extCtx.workspaceState.get<boolean>(key);
+    if (saved !== undefined) return saved;
+    const yes = 'Run It';
+    const no = "Use Sidecar's Own";
+    const choice = await vscode.window.showWarningMessage(
+      `Run the agent with ${what}?`,
+      { modal: true, detail: `${python} would run as the agent, with your API key. Say yes only if you know this interpreter. (Asked once for this workspace.)` },
+      // The safe answer first: it is the default button.
+      no,
+      yes,
+    );
+    if (choice === undefined) return false;
+    await this.extCtx.workspaceState.update(key, choice === yes);
+    return choice === yes;
+  }
+
+  /** The extension's own environment, made from the VSIX on first start and after an upgrade. */
+  private async ownEnvironment(): Promise<AgentChoice> {
+    const bundle = readBundle(this.extCtx.extensionPath);
+    if (!bundle) {
+      throw Object.assign(
+        new PythonNotFound('This build of the extension carries no agent (it was not packaged with "npm run package"). Set "sidecar.pythonPath" to a Python with the sidecar-agent package.', []),
+        { setting: 'sidecar.pythonPath' },
+      );
+    }
+    const env = new AgentEnv(this.storageDir(), bundle, this.extensionVersion(), (l) => this.output.info(`[setup] ${l}`));
+    const need = env.need();
+    if (!need) {
+      this.output.info(`reusing the agent's environment ${env.envDir} (${bundle.agentVersion}, made by ${env.extensionVersion})`);
+      return { python: env.python, source: "Sidecar's own environment", expectedVersion: bundle.agentVersion };
+    }
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const base = await findBasePython(basePythonCandidates(readSettings().setupPython, process.env.PATH, folders), this.storageDir());
+    const title = need === 'create' ? "Sidecar: setting up the agent (first start)" : `Sidecar: updating the agent to ${bundle.agentVersion}`;
+    this.output.info(`${title}: ${base.python} (Python ${base.version.join('.')}) → ${env.envDir}`);
+    this.chat.post({ type: 'notice', level: 'info', text: need === 'create' ? 'Setting up the agent (first start)…' : `Updating the agent to ${bundle.agentVersion}…` });
+    const inPlace = need === 'upgrade' && env.upgradableInPlace();
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, async (progress) => {
+      const step = { report: (message: string) => progress.report({ message }) };
+      // The same locked dependencies: only the agent's wheel changes (seconds, no index needed).
+      if (inPlace) await env.upgradeWheel(step);
+      else await env.create(base.python, base.version.join('.'), step);
+    });
+    this.output.info(`the agent's environment is ready: ${env.envDir}`);
+    return { python: env.python, source: "Sidecar's own environment (new)", expectedVersion: bundle.agentVersion };
+  }
+
+  /**
+   * Where the key goes: the user's `sidecar.apiBaseUrl` (or the SDK default). A workspace-named endpoint is
+   * used only in a trusted window after the user said yes, asked once per workspace and host (workspace
+   * state); until then nothing — not even the model look-up — reaches it.
+   */
+  private async chooseEndpoint(settings: Settings, scoped: WorkspaceScoped, trusted: boolean): Promise<string> {
+    const theirs = scoped.apiBaseUrl;
+    if (!theirs || theirs === settings.apiBaseUrl) return settings.apiBaseUrl;
+    let host: string;
+    try {
+      host = new URL(theirs).host;
+    } catch {
+      this.output.warn(`the workspace's sidecar.apiBaseUrl is not a URL (${theirs}); not used`);
+      return settings.apiBaseUrl;
+    }
+    if (!trusted) {
+      this.output.warn(`Restricted Mode: the workspace's sidecar.apiBaseUrl (${host}) is not used`);
+      return settings.apiBaseUrl;
+    }
+    const key = `sidecar.workspaceEndpoint:${host}`;
+    let yes = this.extCtx.workspaceState.get<boolean>(key);
+    if (yes === undefined) {
+      const use = `Send to ${host}`;
+      const keep = settings.apiBaseUrl ? 'Keep My Endpoint' : 'Keep Anthropic';
+      const choice = await vscode.window.showWarningMessage(
+        `This workspace's settings send your API key and prompts to ${host}. Use it?`,
+        { modal: true, detail: `"sidecar.apiBaseUrl": "${theirs}" comes from this workspace's settings, not yours. (Asked once for this workspace and host.)` },
+        // The safe answer first: it is the default button.
+        keep,
+        use,
+      );
+      yes = choice === use;
+      if (choice !== undefined) await this.extCtx.workspaceState.update(key, yes);
+    }
+    this.output.info(`the workspace's endpoint ${host}: ${yes ? 'used (you allowed it)' : 'not used'}`);
+    return yes ? theirs : settings.apiBaseUrl;
   }
 
   private panelVisible: boolean | undefined;
@@ -247,7 +453,10 @@ export class Ctx implements vscode.Disposable {
       client.onNotification(Notify.method, (p) => this.onNotify(p)),
       client.onNotification(ModelRetry.method, (p) => this.sessions.onRetry(p)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
-        void client.sendNotification(WorkspaceTrust.method, { trusted: true });
+        // An interpreter or endpoint the workspace names may now be offered (asked first): start again so
+        // the question is asked; otherwise the running agent is told.
+        if (this.workspaceOffers()) void this.restart();
+        else void client.sendNotification(WorkspaceTrust.method, { trusted: true });
       }),
       client.onRequest(AskUser.method, (p, token) => track(p.sessionId, token, (t) => askUser(p, t))),
       client.onRequest(LspQuery.method, (p, token) => lspQuery(p, token)),
@@ -281,9 +490,24 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
+  private restartRunning: Promise<void> | undefined;
+  private restartPending: Promise<void> | undefined;
+
+  /**
+   * Restarts run one after another, and one that has not begun absorbs later calls: granting trust both
+   * fires onDidGrantWorkspaceTrust and changes the effective settings, and one start must ask its questions.
+   */
+  restart(): Promise<void> {
+    if (this.restartPending) return this.restartPending;
+    const run = async (): Promise<void> => {
+      this.restartPending = undefined;
+      await this.stop();
+      await this.start();
+    };
+    const next = (this.restartRunning ?? Promise.resolve()).then(run, run);
+    this.restartPending = next;
+    this.restartRunning = next;
+    return next;
   }
 
   dispose(): void {

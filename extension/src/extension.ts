@@ -16,6 +16,7 @@ export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
   ctx.registerCommand('setApiKey', commands.setApiKey);
   ctx.registerCommand('clearApiKey', commands.clearApiKey);
   ctx.registerCommand('restart', commands.restart);
+  ctx.registerCommand('retrySetup', commands.retrySetup);
   ctx.registerCommand('showLog', commands.showLog);
   ctx.registerCommand('mentionFile', commands.mentionFile);
   ctx.registerCommand('addSelection', commands.addSelection);
@@ -25,13 +26,18 @@ export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
   ctx.registerCommand('review.rejectHunk', commands.rejectHunk);
   ctx.registerCommand('review.undoHunk', commands.undoHunk);
   ctx.registerCommand('answerApproval', commands.answerApproval);
+  // The welcome view (viewsWelcome in package.json) is an empty tree: its content is the welcome.
+  extCtx.subscriptions.push(vscode.window.registerTreeDataProvider('sidecar.welcome', { getChildren: () => [], getTreeItem: (e: vscode.TreeItem) => e }));
+  await ctx.updateNeedsKey();
   const current = ctx;
   extCtx.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void current.restart();
     }),
   );
-  await ctx.start();
+  // Not awaited: a first start may spend minutes making the agent's environment (with its own progress).
+  // Through the restart queue, so a restart asked meanwhile (Set API Key) waits for it.
+  void ctx.restart();
 }
 
 export async function deactivate(): Promise<void> {

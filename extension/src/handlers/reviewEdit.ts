@@ -11,8 +11,15 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { firstChangedLine, hunkLine, revertHunks } from '../hunks';
 import type { ReviewEditParams, ReviewEditResult } from '../protocol';
+import { isInside } from '../python';
 
 export const PROPOSAL_SCHEME = 'sidecar-proposal';
+
+/** Outside every workspace folder (a window without folders flags nothing). */
+function outsideWorkspace(p: string): boolean {
+  const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  return roots.length > 0 && !isInside(p, roots);
+}
 
 type Decision = 'accepted' | 'rejected';
 
@@ -143,6 +150,13 @@ export class ReviewManager implements vscode.CodeLensProvider, vscode.Disposable
       this.reviews.set(proposalUri.toString(), review);
       token?.onCancellationRequested(() => review.finish({ outcome: 'cancelled' }));
       this.open(review);
+      if (outsideWorkspace(params.path)) {
+        // With a button it stays until dismissed (a toast without one hides itself).
+        const verb = params.oldText === null ? 'create' : 'edit';
+        void vscode.window
+          .showWarningMessage(`Sidecar proposes to ${verb} ${params.path}, outside the workspace folders. Review it before you accept.`, 'Show Diff')
+          .then((c) => (c && !settled ? this.open(review) : undefined));
+      }
       this.lensEmitter.fire();
     });
   }
@@ -155,7 +169,9 @@ export class ReviewManager implements vscode.CodeLensProvider, vscode.Disposable
 
   private open(r: Review): void {
     const base = path.basename(r.params.path) || 'proposal';
-    const title = `${base}: proposed ${r.params.oldText === null ? 'create' : 'edit'} (Sidecar)`;
+    const verb = r.params.oldText === null ? 'create' : 'edit';
+    // Outside the workspace the title says so and names the whole path: ~/.bashrc must not look like any file.
+    const title = outsideWorkspace(r.params.path) ? `${r.params.path}: proposed ${verb} OUTSIDE the workspace (Sidecar)` : `${base}: proposed ${verb} (Sidecar)`;
     void vscode.commands.executeCommand('vscode.diff', r.originalUri, r.proposalUri, title, { preview: false });
   }
 

@@ -351,6 +351,7 @@ export const commands = {
 
 export const workspace = {
   textDocuments: [] as TextDocument[],
+  workspaceFolders: undefined as { uri: Uri }[] | undefined,
   openTextDocument: async (uri: Uri): Promise<TextDocument> => {
     calls.push({ command: 'openTextDocument', args: [uri.toString()] });
     ui.openedDocuments.push(uri.toString());

@@ -152,6 +152,20 @@ describe('_sidecar/review_edit', () => {
     expect(await b).toEqual({ outcome: 'accepted' });
   });
 
+  it('a create outside the workspace folders says so in the title with the whole path, and warns', async () => {
+    workspace.workspaceFolders = [{ uri: vscode.Uri.file('/ws') as never }];
+    try {
+      const inside = manager.review({ ...params, path: '/ws/sub/name.txt', oldText: null, newText: 'x\n', hunks: [] });
+      const outside = manager.review({ ...params, path: '/home/u/.bashrc', oldText: null, newText: 'evil\n', hunks: [] });
+      expect(ui.tabs.map((t) => t.label)).toEqual(['name.txt: proposed create (Sidecar)', '/home/u/.bashrc: proposed create OUTSIDE the workspace (Sidecar)']);
+      expect(ui.messages.map((m) => m.message)).toEqual(['Sidecar proposes to create /home/u/.bashrc, outside the workspace folders. Review it before you accept.']);
+      manager.cancelAll();
+      await Promise.all([inside, outside]);
+    } finally {
+      workspace.workspaceFolders = undefined;
+    }
+  });
+
   it('a new file is diffed against an empty document', async () => {
     const p = manager.review({ ...params, path: '/ws/new.py', oldText: null, newText: 'print(1)\n', hunks: [{ index: 0, oldStart: 0, oldLines: 0, newStart: 1, newLines: 1 }] });
     const [left] = (calls.find((c) => c.command === 'vscode.diff')?.args ?? []) as [vscode.Uri];
