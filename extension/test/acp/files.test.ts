@@ -55,7 +55,8 @@ describe('ACP through the official TypeScript SDK', () => {
     expect(init.agentCapabilities?.promptCapabilities).toEqual({ image: true, audio: false, embeddedContext: true });
     expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: true });
     expect(init.agentCapabilities?.sessionCapabilities).toEqual({ list: {}, additionalDirectories: {} });
-    expect(init.authMethods).toEqual([]);
+    // the OS keychain (sidecar login) and the env var: the agent's authMethods (issue 26)
+    expect((init.authMethods ?? []).map((m) => m.id)).toEqual(['keychain', 'anthropic-api-key']);
   });
 
   it("Read gets the editor's unsaved buffer through fs/read_text_file, and Edit lands in it with fs/write_text_file", async () => {
