@@ -18,7 +18,14 @@ const h = new Harness('install');
 const cacheDir = process.env.SIDECAR_E2E_CACHE ?? path.join(extensionDir, '.e2e-cache');
 const wheelhouse = fs.readFileSync(path.join(cacheDir, 'wheelhouse-current'), 'utf8').trim();
 
-const turns = [{ content: [{ type: 'text', text: 'Hello from your first answer.' }] }];
+const turns = [
+  // before any key: the endpoint refuses (as api.anthropic.com does without one)
+  { fault: 'http', status: 401, error_type: 'authentication_error', message: 'invalid x-api-key' },
+  // (three times: a request the failed turn left behind — a title, a retry — may take one first)
+  { content: [{ type: 'text', text: 'Hello from your first answer.' }] },
+  { content: [{ type: 'text', text: 'Hello from your first answer.' }] },
+  { content: [{ type: 'text', text: 'Hello from your first answer.' }] },
+];
 
 /** A PEP 503 "simple" index over the wheelhouse folder, on loopback; `up` false answers nothing. */
 const served = [];
@@ -115,9 +122,20 @@ test('installed alone, the extension makes its agent, welcomes, answers, reuses,
   );
   assert.ok(served.some((u) => u.startsWith('/files/anthropic-')), 'the dependencies came from the loopback index');
 
-  // 2. No key: the welcome, with Set API Key.
+  // 2. No key: the endpoint's 401 becomes a notification naming the endpoint, with Set API Key (no SDK
+  // text); the welcome has Set API Key too.
   const welcome = page.locator('.welcome-view-content', { hasText: 'Sidecar needs an Anthropic API key' });
   await welcome.waitFor({ timeout: 30000 });
+  chat = await chatFrame(page);
+  await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+  await chat.locator('#prompt').fill('hello before any key');
+  await chat.locator('#send').click();
+  const noKey = page.locator('.notification-toast', { hasText: `${h.extraEnv.ANTHROPIC_BASE_URL} asked for an API key and none was set (HTTP 401)` });
+  await noKey.waitFor({ timeout: 60000 });
+  assert.equal(await noKey.locator('.monaco-button', { hasText: 'Set API Key' }).count(), 1);
+  await h.screenshot('no-key');
+  assert.doesNotMatch(await chat.locator('#transcript').textContent(), /TypeError|Could not resolve authentication method/, 'no SDK exception text in the chat');
+  await noKey.locator('.codicon-notifications-clear, .action-label.codicon-close, .codicon-close').first().click().catch(() => undefined);
   await h.screenshot('welcome');
   assert.equal(await welcome.locator('a, .monaco-button', { hasText: 'Set a custom endpoint' }).count() > 0, true, 'a link for a custom endpoint');
   const before = starts();
@@ -130,7 +148,6 @@ test('installed alone, the extension makes its agent, welcomes, answers, reuses,
   await welcome.waitFor({ state: 'hidden', timeout: 30000 });
 
   // 3. The first prompt is answered.
-  chat = await chatFrame(page);
   await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
   await chat.locator('#prompt').fill('hello');
   await chat.locator('#send').click();

@@ -12,6 +12,8 @@ import { requestPermission } from './handlers/permission';
 import { PROPOSAL_SCHEME, ProposalFileSystem, ReviewManager } from './handlers/reviewEdit';
 import { ChatView } from './panel/chatView';
 import { type Connection, Sessions } from './panel/sessions';
+import type { ToView } from './shared/panelProtocol';
+import { authNotice } from './authNotice';
 import { Pending } from './pending';
 import { TurnTokens } from './turnTokens';
 import {
@@ -39,6 +41,9 @@ import { readSettings, readWorkspaceScoped, type Settings, sidecarSettings, side
 export const API_KEY_SECRET = 'sidecar.anthropicApiKey';
 /** workspaceState: the session the panel showed last in this workspace (reopened after a reload). */
 export const LAST_SESSION_KEY = 'sidecar.lastSessionId';
+
+/** globalState: the User's sidecar.pythonPath as last seen (see withRememberedPython). */
+const USER_PYTHON_KEY = 'sidecar.userPythonPath';
 
 /** The interpreter that runs the agent, where it came from, and the agent version it must report. */
 interface AgentChoice {
@@ -75,7 +80,14 @@ export class Ctx implements vscode.Disposable {
       visibilityChanged: (visible) => this.panelVisibility(visible),
       showReview: (toolCallId) => this.reviews.reveal(toolCallId),
     });
-    this.sessions = new Sessions(this.chat, () => this.cwd(), readSettings().initialMode);
+    // The chat gets every message; a turn that failed for want of a key also raises a notification.
+    const view = {
+      post: (m: ToView): void => {
+        if (m.type === 'turnEnd') this.onTurnError(m.error);
+        this.chat.post(m);
+      },
+    };
+    this.sessions = new Sessions(view, () => this.cwd(), readSettings().initialMode);
     this.chat.sessions = this.sessions;
     // The panel reopens where the user was: the last session of this workspace loads once the agent runs.
     this.sessions.sessionId = extCtx.workspaceState.get<string>(LAST_SESSION_KEY) ?? null;
@@ -114,6 +126,32 @@ export class Ctx implements vscode.Disposable {
     };
   }
 
+  /**
+   * The User's `sidecar.pythonPath` as last seen. A remote window (code-server, Remote-SSH) sometimes starts
+   * its extension host before the User value of this machine-overridable setting is visible; the value seen
+   * before (only ever a User value, never a workspace's) is used then. A change of the setting updates it.
+   */
+  private withRememberedPython(s: Settings): Settings {
+    if (s.pythonPath) {
+      if (this.extCtx.globalState.get<string>(USER_PYTHON_KEY) !== s.pythonPath) void this.extCtx.globalState.update(USER_PYTHON_KEY, s.pythonPath);
+      return s;
+    }
+    const last = this.extCtx.globalState.get<string>(USER_PYTHON_KEY);
+    if (!last) return s;
+    this.output.info(`sidecar.pythonPath is not visible in this window yet; using the User value seen before: ${last}`);
+    return { ...s, pythonPath: last };
+  }
+
+  /**
+   * After a change of `sidecar.pythonPath`: a User value is remembered. A value that is not visible is not
+   * taken for a removal (such a window never shows it); setting it to "" in User settings clears it.
+   */
+  rememberUserPython(): void {
+    const value = readSettings().pythonPath;
+    if (value) void this.extCtx.globalState.update(USER_PYTHON_KEY, value);
+    else if (vscode.workspace.getConfiguration('sidecar').inspect<string>('pythonPath')?.globalValue === '') void this.extCtx.globalState.update(USER_PYTHON_KEY, undefined);
+  }
+
   /** The storage folder the agent runs in (outside every workspace) and its own environment lives in. */
   storageDir(): string {
     const dir = this.extCtx.globalStorageUri.fsPath;
@@ -122,7 +160,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
-    const settings = readSettings();
+    const settings = this.withRememberedPython(readSettings());
     const scoped = readWorkspaceScoped();
     const trusted = vscode.workspace.isTrusted;
     const remote = vscode.env.remoteName;
@@ -203,6 +241,19 @@ export class Ctx implements vscode.Disposable {
     this.panelVisible = undefined;
     this.panelVisibility(this.chat.visible);
     await this.sessions.attach(this.connection(client));
+  }
+
+  /** An authentication failure: one notification naming the key and endpoint, with Set API Key. */
+  private onTurnError(error: { code?: number; data?: unknown } | undefined): void {
+    void this.extCtx.secrets.get(API_KEY_SECRET).then((key) => {
+      const notice = authNotice(error, !!key);
+      if (!notice) return;
+      if (!key) void this.updateNeedsKey();
+      void vscode.window.showWarningMessage(notice.text, ...notice.buttons).then((c) => {
+        if (c === 'Set API Key') void vscode.commands.executeCommand('sidecar.setApiKey');
+        if (c === 'Set a Custom Endpoint') void vscode.commands.executeCommand('workbench.action.openSettings', 'sidecar.apiBaseUrl');
+      });
+    });
   }
 
   /** Whether the workspace names an interpreter or endpoint that a trusted window would ask about. */

@@ -32,6 +32,7 @@ export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
   const current = ctx;
   extCtx.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('sidecar.pythonPath')) current.rememberUserPython();
       if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void current.restart();
     }),
   );
