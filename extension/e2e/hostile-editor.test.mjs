@@ -133,6 +133,8 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   // 4. A create outside the workspace: the review's title names the whole path.
   await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
   assert.equal(await chat.locator('#mode').inputValue(), 'default', 'still not bypassPermissions once trusted');
+  // A new session for the trusted phase (the agent restarted with the trust grant).
+  await runCommand(page, 'Sidecar: New Session');
   await chat.locator('#prompt').fill('write outside');
   await chat.locator('#send').click();
   const writeCard = chat.locator('.tool-card', { hasText: 'name.txt' }).last();

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Harness, chatFrame, extensionDir, vsix } from './harness.mjs';
+import { Harness, chatFrame, extensionDir, runCommand, vsix } from './harness.mjs';
 
 const h = new Harness('install');
 const cacheDir = process.env.SIDECAR_E2E_CACHE ?? path.join(extensionDir, '.e2e-cache');
@@ -147,8 +147,9 @@ test('installed alone, the extension makes its agent, welcomes, answers, reuses,
   await h.waitForLog(/agent capabilities:/, { count: before + 1 });
   await welcome.waitFor({ state: 'hidden', timeout: 30000 });
 
-  // 3. The first prompt is answered.
+  // 3. The first prompt is answered (in a new session: the agent restarted with the key).
   await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+  await runCommand(page, 'Sidecar: New Session');
   await chat.locator('#prompt').fill('hello');
   await chat.locator('#send').click();
   await chat.locator('.msg.agent', { hasText: 'Hello from your first answer.' }).waitFor({ timeout: 60000 });
