@@ -429,10 +429,10 @@ class Checkpoints:
         in_editor = {p for cp in self.checkpoints[index:] for p in cp.editor}
         for written in dict.fromkeys(p for cp in self.checkpoints[index:] for p in cp.written):
             path = Path(written)
-            rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else None
-            if written in in_editor or (rel is not None and (rel in agent or rel in others)):
+            written_rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else None
+            if written in in_editor or (written_rel is not None and (written_rel in agent or written_rel in others)):
                 continue
-            reason = self._unsnapshotted_reason(path, rel)
+            reason = self._unsnapshotted_reason(path, written_rel)
             if reason is not None:
                 conflicts.append({"path": written, "reason": reason})
         return restored, conflicts
