@@ -114,6 +114,8 @@ export class Sessions {
   /** The workspace roots, for workspace-relative paths in the cards. */
   roots: () => string[] = () => [];
   private prompts = 0;
+  /** Settles when the open session is loaded into the agent last attached (see attach). */
+  private reopening: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly view: View,
@@ -131,6 +133,14 @@ export class Sessions {
     this.busy = false;
     this.pushState();
     if (!connection) return;
+    // A prompt sent while the new agent still loads the open session waits for it: before session/load has
+    // answered, the agent does not know that session ("Unknown session" after Set API Key or a trust grant).
+    const reopened = this.reopen();
+    this.reopening = reopened.catch(() => undefined);
+    await reopened;
+  }
+
+  private async reopen(): Promise<void> {
     await this.refreshList();
     if (!this.sessionId) return;
     try {
@@ -291,6 +301,8 @@ export class Sessions {
   async prompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {
     const blocks = promptBlocks(text, context);
     if (blocks.length === 0) return 'end_turn';
+    // After a restart, the open session is loaded first (its replay clears the transcript; see attach).
+    await this.reopening;
     // Echoed at once, before a first session exists (session/new takes a second or two).
     const promptId = `p${++this.prompts}`;
     this.view.post({ type: 'userPrompt', text, context, promptId });

@@ -256,3 +256,24 @@ describe('failures, retries and the last session (issue 12)', () => {
     expect(s.failed).toBe(false);
   });
 });
+
+describe('a prompt right after the agent restarts', () => {
+  it('waits for session/load of the open session, then prompts that session (never one the agent does not know yet)', async () => {
+    await sessions.newSession();
+    const restarted = new FakeConnection();
+    let loaded: () => void = () => undefined;
+    restarted.answers.set('session/list', () => ({ sessions: [] }));
+    restarted.answers.set('session/load', () => new Promise<object>((resolve) => { loaded = () => resolve({}); }));
+    restarted.answers.set('session/prompt', () => ({ stopReason: 'end_turn' }));
+    const attaching = sessions.attach(restarted);
+    const prompting = sessions.prompt('hello again', []);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(restarted.requests.map((r) => r.method)).not.toContain('session/prompt');
+    loaded();
+    await attaching;
+    expect(await prompting).toBe('end_turn');
+    const methods = restarted.requests.map((r) => r.method).filter((m) => m !== 'session/list');
+    expect(methods).toEqual(['session/load', 'session/prompt']);
+    expect(restarted.requests.find((r) => r.method === 'session/prompt')?.params).toMatchObject({ sessionId: 'S1' });
+  });
+});
