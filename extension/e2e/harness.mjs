@@ -410,7 +410,16 @@ export async function pickQuickInput(page, text, label) {
 
 /** Runs a command from the command palette by its exact label. */
 export async function runCommand(page, label) {
-  await page.keyboard.press('F1');
+  // F1 is sometimes swallowed right after a click moved focus (a diff editor, a notification centre closing):
+  // the palette's input is the readiness signal; press again until it shows.
+  const input = page.locator('.quick-input-widget input');
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('F1');
+    const shown = await input.waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false);
+    if (shown) break;
+    if (attempt >= 4) throw new Error(`the command palette did not open for "${label}"`);
+    await page.keyboard.press('Escape');
+  }
   await pickQuickInput(page, `>${label}`, label);
 }
 
