@@ -152,8 +152,12 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   await h.screenshot('outside-warning');
   await page.keyboard.press('Escape');
   await page.locator('.tab', { hasText: 'OUTSIDE the workspace' }).click();
-  await runCommand(page, 'Sidecar: Reject Proposed Edit');
-  await page.locator('.quick-input-widget input').press('Escape');
+  // The diff's own ✗ (editor title bar); the command palette closed under this step in loaded runs.
+  const reject = page.locator('.editor-actions .action-label[aria-label^="Reject Proposed Edit"]').first();
+  if (await reject.isVisible().catch(() => false)) await reject.click();
+  else await runCommand(page, 'Sidecar: Reject Proposed Edit');
+  const input = page.locator('.quick-input-widget input');
+  if (await input.isVisible().catch(() => false)) await input.press('Escape');
   await chat.locator('.msg.agent', { hasText: 'Trusted turn done.' }).waitFor({ timeout: 60000 });
   assert.ok(!fs.existsSync(outsideFile), 'rejected: nothing written outside');
   noneRan('trusted window');
