@@ -142,6 +142,7 @@ async def start_session(core: SessionCore, session: Session) -> None:
     session.services["checkpoints"] = checkpoints
     checkpoints.attach(ledger)
     session.services["rewind"] = checkpoints.rewind
+    session.services["compare"] = checkpoints.compare
     session.services.setdefault("before_tool_call", []).append(checkpoints.before_tool)
     session.services.setdefault("after_tool_call", []).append(checkpoints.after_tool)
     memory = NestedMemory(session)

@@ -209,8 +209,34 @@ export interface RewindParams {
   toMessageId: string;
   /** restore files (default true) */
   files?: boolean;
-  /** truncate the conversation (default true) */
+  /** truncate the conversation (default true; must be false with `toolCallId`) */
   conversation?: boolean;
+  /** back to the state before this writing tool call of that message's turn (files only) */
+  toolCallId?: string;
+}
+
+/** `_sidecar/sessions/compare`: what a rewind of the files to the same point would change. */
+export interface CompareParams {
+  sessionId: string;
+  toMessageId: string;
+  toolCallId?: string;
+}
+
+/** One file a restore would change: `delete` (the agent created it), `create` (gone now), `modify`. */
+export interface CompareFile {
+  path: string;
+  change: 'modify' | 'create' | 'delete';
+  /** the checkpoint's text (absent for `delete` and for a binary file) */
+  checkpoint?: string;
+  /** the current text (absent for `create` and for a binary file) */
+  current?: string;
+  binary?: boolean;
+}
+
+export interface CompareResult {
+  files: CompareFile[];
+  /** files a restore would leave alone, with the reason */
+  conflicts: { path: string; reason: string }[];
 }
 
 // ---------------------------------------------------------------- method table
@@ -227,6 +253,7 @@ export const SessionSetConfigOption = new RequestType<SetConfigOptionParams, Set
 export const SessionCancel = new NotificationType<CancelParams>('session/cancel');
 export const PanelVisibility = new NotificationType<PanelVisibilityParams>('_sidecar/panel_visibility');
 export const SessionsRewind = new RequestType<RewindParams, unknown, void>('_sidecar/sessions/rewind');
+export const SessionsCompare = new RequestType<CompareParams, CompareResult, void>('_sidecar/sessions/compare');
 /** The user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */
 export interface WorkspaceTrustParams {
   trusted: boolean;

@@ -132,6 +132,7 @@ class SessionCore:
             # ACP's unstable model selection (acpc --model, older Zed): the ``model`` config option.
             "session/set_model": self.set_model,
             "_sidecar/sessions/rewind": self.rewind,
+            "_sidecar/sessions/compare": self.compare,
         }
 
     def warm_up(self) -> None:
@@ -518,6 +519,17 @@ class SessionCore:
         if rewinder is None:
             raise agent_error("checkpoints_unavailable", "Checkpoints are not available in this session")
         result: dict[str, Any] = await rewinder(session, params)
+        return result
+
+    async def compare(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        from sidecar.server.params import RewindRequest
+
+        parse(RewindRequest, params)
+        session = self.session(params.get("sessionId"))
+        comparer = session.services.get("compare")
+        if comparer is None:
+            raise agent_error("checkpoints_unavailable", "Checkpoints are not available in this session")
+        result: dict[str, Any] = await comparer(session, params)
         return result
 
     async def close_channel(self, channel: ClientChannel) -> None:

@@ -47,9 +47,10 @@ class ListSessions(Params):
 
 
 class RewindRequest(Params):
-    """``_sidecar/sessions/rewind`` (docs/contract.md §3.3)."""
+    """``_sidecar/sessions/rewind`` and ``_sidecar/sessions/compare`` (docs/contract.md §3.3)."""
 
     session_id: Annotated[str, Field(alias="sessionId")]
     to_message_id: Annotated[str, Field(alias="toMessageId")]
+    tool_call_id: Annotated[str | None, Field(alias="toolCallId")] = None
     files: bool = True
     conversation: bool = True

@@ -173,7 +173,7 @@ class Dispatcher:
                 "This is a fault in the tool, not in your input; try another approach.", is_error=True)
         for after in self.session.services.get("after_tool_call", ()):
             try:  # e.g. a checkpoint of what the call changed
-                await after(call.name, writes)
+                await after(call.name, writes, call.id)
             except Exception:
                 log.exception("after-tool-call observer failed")
         output = self._bounded(call, output)

@@ -103,6 +103,9 @@ class Checkpoint:
     # restore one (no snapshot holds it: gitignored, inside a nested repository, too large, outside the
     # work tree) reports it as a conflict instead of leaving it silently.
     written: list[str] = field(default_factory=list)
+    # The writing tool calls of this turn: tool call id → the commit of the snapshot taken after it (the
+    # snapshot before it in ``snapshots`` is the state a restore to that call goes back to).
+    tool_calls: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"messageId": self.message_id, "historyLength": self.history_length,
@@ -111,6 +114,8 @@ class Checkpoint:
             data["editor"] = {p: {"before": b, "after": a} for p, (b, a) in self.editor.items()}
         if self.written:
             data["written"] = self.written
+        if self.tool_calls:
+            data["toolCalls"] = self.tool_calls
         return data
 
     @staticmethod
@@ -119,7 +124,8 @@ class Checkpoint:
                   for p, r in (data.get("editor") or {}).items()}
         return Checkpoint(str(data["messageId"]), int(data["historyLength"]),
                           [(str(k), str(c)) for k, c in data.get("snapshots", [])], editor,
-                          [str(p) for p in data.get("written") or []])
+                          [str(p) for p in data.get("written") or []],
+                          {str(k): str(v) for k, v in (data.get("toolCalls") or {}).items()})
 
 
 def checkpoints_root(session: Any) -> Path:
@@ -252,14 +258,18 @@ class Checkpoints:
         if tool_name in WRITING_TOOLS and may_write and task is not None and not task.done():
             await asyncio.shield(task)
 
-    async def after_tool(self, tool_name: str, may_write: bool = True) -> None:
-        """Snapshot after a tool call that may have written (its changes are the agent's)."""
+    async def after_tool(self, tool_name: str, may_write: bool = True, tool_call_id: str | None = None) -> None:
+        """Snapshot after a tool call that may have written (its changes are the agent's); the call's id
+        names it as a restore point (the state before the call)."""
         if tool_name not in WRITING_TOOLS or not may_write or not self.checkpoints:
             return
         async with self._lock:
             commit = await self._snapshot("tool")
             if commit is not None:
-                self.checkpoints[-1].snapshots.append(("tool", commit))
+                cp = self.checkpoints[-1]
+                cp.snapshots.append(("tool", commit))
+                if tool_call_id is not None:
+                    cp.tool_calls[tool_call_id] = commit
                 self._save()
 
     async def _prune(self) -> None:
@@ -282,18 +292,49 @@ class Checkpoints:
         self._save()
 
     # ---- rewind --------------------------------------------------------------------------
-    async def rewind(self, session: Any, params: dict[str, Any]) -> dict[str, Any]:
-        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError, agent_error
+    def _restore_point(self, params: dict[str, Any]) -> tuple[int, str | None]:
+        """The checkpoint a rewind or compare goes back to: the index of ``toMessageId``'s turn, and
+        ``toolCallId`` when it names one of that turn's writing tool calls (the state before it)."""
+        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError
 
         target = str(params.get("toMessageId") or "")
         index = next((i for i, cp in enumerate(self.checkpoints) if cp.message_id == target), None)
         if index is None:
             known = ", ".join(cp.message_id for cp in self.checkpoints) or "none"
             raise RpcError(RESOURCE_NOT_FOUND, f"Unknown toMessageId {target!r}; this session's user messages: {known}")
+        tool_call = params.get("toolCallId")
+        if tool_call is None:
+            return index, None
+        calls = self.checkpoints[index].tool_calls
+        if str(tool_call) not in calls:
+            known = ", ".join(calls) or "none"
+            raise RpcError(RESOURCE_NOT_FOUND, f"Unknown toolCallId {tool_call!r} in the turn of {target}; "
+                                               f"its writing tool calls with a restore point: {known}")
+        return index, str(tool_call)
+
+    async def compare(self, session: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``_sidecar/sessions/compare``: what a rewind of the files to the same point would change, file
+        by file (the checkpoint's text and the current one), and what it would leave alone, with the
+        reason; nothing is written."""
+        index, tool_call = self._restore_point(params)
+        if self._turn_task is not None and not self._turn_task.done():
+            await asyncio.shield(self._turn_task)
+        async with self._lock:
+            files, conflicts = await asyncio.to_thread(self._compare_files, index, tool_call)
+        return {"files": files, "conflicts": conflicts}
+
+    async def rewind(self, session: Any, params: dict[str, Any]) -> dict[str, Any]:
+        from sidecar.errors import INVALID_PARAMS, RpcError, agent_error
+
+        index, tool_call = self._restore_point(params)
+        target = self.checkpoints[index].message_id
+        if tool_call is not None and params.get("conversation") is True:
+            raise RpcError(INVALID_PARAMS, "Invalid params: a rewind to a toolCallId restores files only; "
+                                           "send conversation: false, or rewind to the message without toolCallId")
         if session.prompt_task is not None and not session.prompt_task.done():
             raise agent_error("prompt_running", "A prompt is running in this session; cancel it before rewinding")
         restore_files = params.get("files", True) is not False
-        restore_conversation = params.get("conversation", True) is not False
+        restore_conversation = tool_call is None and params.get("conversation", True) is not False
         cp = self.checkpoints[index]
         restored: list[str] = []
         in_editor: list[str] = []
@@ -302,10 +343,11 @@ class Checkpoints:
             await asyncio.shield(self._turn_task)
         if restore_files:
             async with self._lock:
-                restored, conflicts = await asyncio.to_thread(self._restore_files, index)
-            # After disk: an editor that reloads a restored file then already holds its earlier text.
-            in_editor, editor_conflicts = await self._restore_editor(session, index, set(restored))
-            conflicts += editor_conflicts
+                restored, conflicts = await asyncio.to_thread(self._restore_files, index, tool_call)
+            if tool_call is None:  # the editor's texts are kept per turn, not per tool call
+                # After disk: an editor that reloads a restored file then already holds its earlier text.
+                in_editor, editor_conflicts = await self._restore_editor(session, index, set(restored))
+                conflicts += editor_conflicts
         ledger = session.services.get("ledger")
         if ledger is not None:
             for p in [*restored, *in_editor]:
@@ -320,15 +362,21 @@ class Checkpoints:
             del session.history[truncated_to:]
             session.log.truncate(truncated_to)
             del self.checkpoints[index:]
-        else:  # the turns stay, but their file changes are undone: later rewinds start from here
-            for later in self.checkpoints[index:]:
-                later.snapshots = [s for s in later.snapshots if s[0] == "turn"][:1]
+        elif restore_files:  # the turns stay, but their file changes are undone: later rewinds start from here
+            for i, later in enumerate(self.checkpoints[index:]):
+                if i == 0 and tool_call is not None:  # what the turn did before that call stays
+                    cut = later.snapshots.index(("tool", later.tool_calls[tool_call]))
+                    later.snapshots = later.snapshots[:cut]
+                else:
+                    later.snapshots = [s for s in later.snapshots if s[0] == "turn"][:1]
+                kept = {c for _, c in later.snapshots}
+                later.tool_calls = {t: c for t, c in later.tool_calls.items() if c in kept}
                 # What went back to the editor is undone; what could not be stays for a later try.
                 later.editor = {p: r for p, r in later.editor.items() if p not in in_editor}
         self._save()
         self._drop_unused_texts()
-        session.audit("rewind", toMessageId=target, restored=restored, restoredInEditor=in_editor,
-                      conflicts=conflicts)
+        session.audit("rewind", toMessageId=target, **({"toolCallId": tool_call} if tool_call else {}),
+                      restored=restored, restoredInEditor=in_editor, conflicts=conflicts)
         if restored or in_editor or conflicts:
             done = [f"restored {', '.join(restored)} to earlier contents"] if restored else []
             if in_editor:
@@ -395,47 +443,106 @@ class Checkpoints:
             restored.append(p)
         return restored, conflicts
 
-    def _restore_files(self, index: int) -> tuple[list[str], list[dict[str, str]]]:
+    def _plan(self, index: int, tool_call: str | None) -> _Plan | None:
+        """Which files a restore to the point puts back (``agent``: changed by the agent's tool snapshots
+        from there on) and which it leaves alone (``others``: changed by someone else meanwhile, or since
+        the last snapshot: compared with a snapshot taken now); None when no snapshot holds the point."""
         ordered = [(i, kind, commit) for i, cp in enumerate(self.checkpoints) for kind, commit in cp.snapshots]
-        base = next((c for i, kind, c in ordered if i >= index), None)
-        if base is None:
-            return [], [{"path": str(self.repo.work_tree), "reason": "no snapshot was taken before that message"}]
+        if tool_call is None:
+            base = next((p for p, (i, _, _) in enumerate(ordered) if i >= index), None)
+            first = base  # the changes arriving at the turn's snapshot (between turns) are someone else's
+        else:
+            commit = self.checkpoints[index].tool_calls[tool_call]
+            after = next((p for p, (i, kind, c) in enumerate(ordered) if i == index and c == commit), None)
+            base = None if after is None or after == 0 else after - 1
+            first = after
+        if base is None or first is None:
+            return None
         agent: set[str] = set()
         others: set[str] = set()
-        previous: str | None = None
-        for i, kind, commit in ordered:
-            if previous is not None and i >= index:
-                (agent if kind == "tool" else others).update(self.repo.changed(previous, commit))
-            previous = commit
+        for p in range(max(first, 1), len(ordered)):
+            (agent if ordered[p][1] == "tool" else others).update(self.repo.changed(ordered[p - 1][2], ordered[p][2]))
         self._seq += 1
         now = self.repo.snapshot(f"refs/sidecar/{self._seq}", f"rewind {self._seq}")
-        if previous is not None:
-            others.update(self.repo.changed(previous, now))
+        others.update(self.repo.changed(ordered[-1][2], now))
+        return _Plan(ordered[base][2], agent, others)
+
+    def _no_point(self, tool_call: str | None) -> list[dict[str, str]]:
+        what = "tool call" if tool_call is not None else "message"
+        return [{"path": str(self.repo.work_tree), "reason": f"no snapshot was taken before that {what}"}]
+
+    def _restore_files(self, index: int, tool_call: str | None = None) -> tuple[list[str], list[dict[str, str]]]:
+        plan = self._plan(index, tool_call)
+        if plan is None:
+            return [], self._no_point(tool_call)
         restored: list[str] = []
         conflicts: list[dict[str, str]] = []
         root = self.repo.work_tree
-        for rel in sorted(agent):
+        for rel in sorted(plan.agent):
             path = root / rel
-            if rel in others:
+            if rel in plan.others:
                 conflicts.append({"path": str(path), "reason": "changed since the agent last wrote it; left as it is"})
                 continue
             try:
-                _put(path, self.repo.entry(base, rel))
+                _put(path, self.repo.entry(plan.base, rel))
             except (OSError, ShadowError, ToolError) as exc:
                 conflicts.append({"path": str(path), "reason": f"could not restore: {exc}"})
                 continue
             restored.append(str(path))
-        # What the agent's tools wrote that no snapshot holds: reported, never left silently.
+        return restored, conflicts + self._unrestorable(index, plan)
+
+    def _compare_files(self, index: int, tool_call: str | None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+        """Each file a restore would change: ``change`` (``modify``; ``delete``: the agent created it;
+        ``create``: it is gone now), the checkpoint's text and the current one (absent for a side that has
+        no file, and for a file that is not UTF-8 text: ``binary``)."""
+        plan = self._plan(index, tool_call)
+        if plan is None:
+            return [], self._no_point(tool_call)
+        files: list[dict[str, Any]] = []
+        conflicts: list[dict[str, str]] = []
+        root = self.repo.work_tree
+        for rel in sorted(plan.agent):
+            path = root / rel
+            if rel in plan.others:
+                conflicts.append({"path": str(path),
+                                  "reason": "changed since the agent last wrote it; a restore leaves it as it is"})
+                continue
+            then = self.repo.entry(plan.base, rel)
+            try:
+                now = _current(path)
+            except OSError as exc:
+                conflicts.append({"path": str(path), "reason": f"could not be read: {exc}"})
+                continue
+            if then == now:
+                continue  # written back as it was: a restore changes nothing there
+            item: dict[str, Any] = {"path": str(path),
+                                    "change": "delete" if then is None else "create" if now is None else "modify"}
+            texts = {"checkpoint": then, "current": now}
+            try:
+                decoded = {k: e[1].decode("utf-8") for k, e in texts.items() if e is not None}
+            except UnicodeDecodeError:
+                item["binary"] = True
+            else:
+                item.update(decoded)
+            files.append(item)
+        return files, conflicts + self._unrestorable(index, plan)
+
+    def _unrestorable(self, index: int, plan: _Plan) -> list[dict[str, str]]:
+        """What the agent's tools wrote from that turn on that no snapshot holds: reported, never left
+        silently (per turn: the ``written`` list is not kept per tool call)."""
+        root = self.repo.work_tree
+        conflicts: list[dict[str, str]] = []
         in_editor = {p for cp in self.checkpoints[index:] for p in cp.editor}
         for written in dict.fromkeys(p for cp in self.checkpoints[index:] for p in cp.written):
             path = Path(written)
             written_rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else None
-            if written in in_editor or (written_rel is not None and (written_rel in agent or written_rel in others)):
+            if written in in_editor or (written_rel is not None
+                                        and (written_rel in plan.agent or written_rel in plan.others)):
                 continue
             reason = self._unsnapshotted_reason(path, written_rel)
             if reason is not None:
                 conflicts.append({"path": written, "reason": reason})
-        return restored, conflicts
+        return conflicts
 
     def _unsnapshotted_reason(self, path: Path, rel: str | None) -> str | None:
         """Why a file the agent wrote is in no checkpoint (so the rewind cannot restore it); None when the
@@ -461,6 +568,23 @@ class Checkpoints:
         if ignored:
             return "ignored by .gitignore, so no checkpoint holds it" + left
         return None
+
+
+@dataclass
+class _Plan:
+    base: str  # the snapshot a restore goes back to
+    agent: set[str]  # paths (relative, posix) the agent's tools changed since
+    others: set[str]  # paths someone else changed since (left alone)
+
+
+def _current(path: Path) -> tuple[str, bytes] | None:
+    """(git mode, bytes) of the file as it is now, as a snapshot would hold it; None when absent."""
+    if path.is_symlink():
+        return "120000", os.fsencode(os.readlink(path))
+    if not path.is_file():
+        return None
+    mode = "100755" if path.stat().st_mode & 0o100 else "100644"
+    return mode, path.read_bytes()
 
 
 def _loosely(text: str) -> str:
