@@ -13,9 +13,10 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 from sidecar.errors import INTERNAL_ERROR, ClientGone, RpcError
 from sidecar.store import SessionStore
@@ -43,6 +44,30 @@ def shown_text(text: str) -> str:
     """``text`` with every control, separator and bidi character escaped (``\\n``, ``\\x1b``, ``\\u202e``):
     what a title, a question or a one-line listing shows the user."""
     return text if text.isprintable() else text.translate(_HIDDEN_CHARS)
+
+
+ServiceT = TypeVar("ServiceT")
+
+
+class ServiceKey(Generic[ServiceT]):
+    """The typed name of a session service, declared next to the service's type in the layer that owns
+    it (``LEDGER = ServiceKey[ReadLedger]("ledger", ReadLedger)`` in ``sidecar.workspace.ledger``), so
+    the session names no type of a layer above it and every reader gets the service's type.
+
+    ``create``: how ``Session.service`` makes it on first use (without it, whoever assembles the session
+    provides it). ``shared``: one object of the server's for every session, never closed with a session.
+    """
+
+    __slots__ = ("create", "name", "shared")
+
+    def __init__(self, name: str, create: Callable[[Session], ServiceT] | None = None, *,
+                 shared: bool = False) -> None:
+        self.name = name
+        self.create = create
+        self.shared = shared
+
+    def __repr__(self) -> str:
+        return f"ServiceKey({self.name!r})"
 
 
 class ClientChannel(Protocol):
@@ -453,11 +478,25 @@ class Session:
     def within_roots(self, path: Path) -> bool:
         return any(path == r or path.is_relative_to(r) for r in self.roots)
 
-    def service(self, name: str, factory: Any) -> Any:
-        """Get or lazily create a per-session service (e.g. ``service("ledger", ReadLedger)``)."""
-        if name not in self.services:
-            self.services[name] = factory(self) if callable(factory) else factory
-        return self.services[name]
+    # ---- services (``ServiceKey``: declared by the layer that owns each) --------------------
+    def service(self, key: ServiceKey[ServiceT]) -> ServiceT:
+        """The session's service under ``key``, made by the key's ``create`` on first use; a key without
+        one that nobody provided is a wiring mistake (``LookupError``)."""
+        if key.name in self.services:
+            return cast(ServiceT, self.services[key.name])
+        if key.create is None:
+            raise LookupError(f"session {self.id} has no {key.name!r} service")
+        made = self.services[key.name] = key.create(self)
+        return made
+
+    def find_service(self, key: ServiceKey[ServiceT]) -> ServiceT | None:
+        """The service under ``key`` if there is one; never makes it."""
+        return cast("ServiceT | None", self.services.get(key.name))
+
+    def provide(self, key: ServiceKey[ServiceT], service: ServiceT) -> ServiceT:
+        """Set (or replace) the service under ``key``."""
+        self.services[key.name] = service
+        return service
 
     def add_notice(self, text: str) -> None:
         if text not in self.pending_notices:

@@ -1,6 +1,6 @@
 """Per-session read ledger: what the agent has seen of each file, and the file's fingerprint then (§7).
 
-Access it through the session: ``ledger = ctx.session.service("ledger", ReadLedger)``.
+Access it through the session: ``ledger = ctx.session.service(LEDGER)`` (made on first use).
 
 An entry holds the ranges read (``"lines:1-2000"``, ``"pages:1-5"``, ``"image"`` ...) and the
 ``Fingerprint`` of the file at that time: ``mtime_ns``, ``size`` and a blake2b digest.
@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.errors import ToolError
+from sidecar.session import ServiceKey
 from sidecar.workspace.textfile import BinaryFileError, decode
 
 STREAM_THRESHOLD = 16 * 1024 * 1024
@@ -325,3 +326,7 @@ class ReadLedger:
         if changed:
             raise StaleError(f"{shown} was modified since read (by the user, a formatter or another "
                             "process). Read it again, then redo the change against its current content.")
+
+
+# The session's ledger (``sidecar.workspace.checkpoints`` provides an observed one at session start).
+LEDGER = ServiceKey[ReadLedger]("ledger", ReadLedger)

@@ -1,7 +1,7 @@
 """Watch the session roots; when a file the agent has read changes, mark it stale and queue a notice.
 
 ``ensure_watcher(session)`` starts one ``Watcher`` per session lazily (the file tools call it after a
-Read); ``session.services["watcher"].close()`` stops it. Sessions with the same roots share one watch
+Read); ``session.service(WATCHER).close()`` stops it. Sessions with the same roots share one watch
 (``_SharedWatch``), stopped when the last of them closes. Two sources feed it:
 
 * ``watchfiles.awatch`` on the session roots (``step`` 20 ms, ``debounce`` 200 ms so a notice is queued
@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported where used: the sidecar imports every tool module at start
     import watchfiles
 
+from sidecar.session import ServiceKey, Session
 from sidecar.workspace.buffers import buffers_for
-from sidecar.workspace.ledger import ReadLedger
+from sidecar.workspace.ledger import LEDGER, ReadLedger
 from sidecar.workspace.paths import display_path
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def notice_text(shown: str) -> str:
 class Watcher:
     """A session's view of the watch on its roots: changes to files in its ledger raise its notices."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
         self._watch: _SharedWatch | None = None
         self._unsubscribe: Callable[[], None] | None = None
@@ -57,8 +58,7 @@ class Watcher:
 
     @property
     def ledger(self) -> ReadLedger:
-        ledger: ReadLedger = self.session.service("ledger", ReadLedger)
-        return ledger
+        return self.session.service(LEDGER)
 
     def start(self) -> None:
         if self._unsubscribe is not None or self._watch is not None:
@@ -195,8 +195,12 @@ _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, ..
     weakref.WeakKeyDictionary())
 
 
-def ensure_watcher(session: Any) -> Watcher:
-    watcher: Watcher = session.service("watcher", Watcher)
+# Made on first use; ``ensure_watcher`` also starts it.
+WATCHER = ServiceKey[Watcher]("watcher", Watcher)
+
+
+def ensure_watcher(session: Session) -> Watcher:
+    watcher = session.service(WATCHER)
     watcher.start()
     return watcher
 

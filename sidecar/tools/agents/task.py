@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from sidecar.errors import ToolError
+from sidecar.session import ServiceKey
 from sidecar.tools.agents.definitions import BUILT_IN, AgentType
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import SubAgent, SubAgentSpec, ToolContext
@@ -118,7 +119,7 @@ class Task(Tool[TaskInput]):
                                             model_name=model_for(agent, session.services["model"].settings)))
         session.audit("subagent_start", toolCallId=ctx.tool_call_id, agent=agent.name, label=label)
         if inp.run_in_background:
-            agents: BackgroundAgents = session.service("background_agents", BackgroundAgents)
+            agents = session.service(BACKGROUND_AGENTS)
             task_id = agents.start(label, self._finish(loop, agent, ctx, label, inp.prompt))
             return ToolOutput.text(f"Started {label} in the background with task_id {task_id}. Continue with other "
                                    "work; read its report with TaskOutput when you need it.",
@@ -158,6 +159,9 @@ class BackgroundAgents:
         for task in self.tasks.values():
             task.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+
+BACKGROUND_AGENTS = ServiceKey[BackgroundAgents]("background_agents", BackgroundAgents)
 
 
 def model_for(agent: AgentType, settings: Any) -> str | None:

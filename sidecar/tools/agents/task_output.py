@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from sidecar.errors import ToolError
-from sidecar.tools.agents.task import BackgroundAgents
+from sidecar.tools.agents.task import BACKGROUND_AGENTS, BackgroundAgents
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
@@ -29,7 +29,7 @@ class TaskStopInput(ToolInput):
 
 
 def _lookup(ctx: ToolContext, task_id: str) -> tuple[BackgroundAgents, asyncio.Task[ToolOutput]]:
-    agents: BackgroundAgents = ctx.session.service("background_agents", BackgroundAgents)
+    agents = ctx.session.service(BACKGROUND_AGENTS)
     task = agents.tasks.get(task_id)
     if task is None:
         known = ", ".join(agents.tasks) or "none"

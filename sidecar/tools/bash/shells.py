@@ -1,6 +1,6 @@
 """Per-session shell state: the working directory ``cd`` leaves behind, background shells, cleanup.
 
-One ``ShellManager`` per session (``session.service("shells", ShellManager)``). ``close()`` kills every
+One ``ShellManager`` per session (``session.service(SHELLS)``). ``close()`` kills every
 background shell and every process group a foreground command left running; the session core calls
 it when the session ends.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sidecar.secrets import scrubbed_env
+from sidecar.session import ServiceKey
 from sidecar.tools.bash import runner, sandbox
 from sidecar.workspace.gitenv import safe_git_env
 
@@ -174,6 +175,8 @@ class ShellManager:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
+SHELLS = ServiceKey[ShellManager]("shells", ShellManager)
+
+
 def shells_of(session: Session) -> ShellManager:
-    manager: ShellManager = session.service("shells", ShellManager)
-    return manager
+    return session.service(SHELLS)

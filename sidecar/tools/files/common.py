@@ -18,15 +18,14 @@ from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.context import ToolContext
 from sidecar.workspace.buffers import buffers_for
-from sidecar.workspace.ledger import ReadLedger
+from sidecar.workspace.ledger import LEDGER, ReadLedger
 from sidecar.workspace.paths import ResolvedPath, display_path, resolve_path
 from sidecar.workspace.textfile import open_dir_nofollow
 from sidecar.workspace.watcher import ensure_watcher
 
 
 def ledger_of(ctx: ToolContext) -> ReadLedger:
-    ledger: ReadLedger = ctx.session.service("ledger", ReadLedger)
-    return ledger
+    return ctx.session.service(LEDGER)
 
 
 def resolved(ctx: ToolContext, raw: str, field: str = "file_path") -> ResolvedPath:

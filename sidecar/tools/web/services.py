@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sidecar.session import ServiceKey, Session
 from sidecar.tools.web.cache import FetchCache
 from sidecar.tools.web.url_safety import Resolver, system_resolver
 
@@ -67,8 +68,9 @@ class WebServices:
     cache: FetchCache = field(default_factory=FetchCache)
 
 
-def web_services(session: Any) -> WebServices:
-    """The session's web services, created on first use (``session.services["web"]``)."""
-    services = session.service("web", lambda _s: WebServices())
-    assert isinstance(services, WebServices)
-    return services
+WEB = ServiceKey[WebServices]("web", lambda _session: WebServices())
+
+
+def web_services(session: Session) -> WebServices:
+    """The session's web services, created on first use (``session.service(WEB)``)."""
+    return session.service(WEB)
