@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from sidecar.secrets import redact
+
+# Embedded resources the panel composes from the editor's state (``@problems``, ``@terminal``): no file.
+EDITOR_CONTEXT = "sidecar://"
+
 
 def uri_to_path(uri: str) -> str:
     parsed = urlparse(uri)
@@ -31,10 +36,16 @@ def prompt_to_api(blocks: list[Any]) -> list[dict[str, Any]]:
             out.append({"type": "text", "text": f"<mentioned-file path=\"{path}\" />"})
         elif kind == "resource":
             res = block.get("resource") or {}
-            path = uri_to_path(str(res.get("uri", "")))
-            if "text" in res:
+            uri = str(res.get("uri", ""))
+            if "text" not in res:
+                continue
+            if uri.startswith(EDITOR_CONTEXT):  # the editor's problems, a terminal's output: redacted here
+                source = re.sub(r"[^A-Za-z0-9/_.-]", "", uri[len(EDITOR_CONTEXT):])
                 out.append({"type": "text",
-                            "text": f"<context path=\"{path}\">\n{res['text']}\n</context>"})
+                            "text": f"<context source=\"{source}\">\n{redact(str(res['text']))}\n</context>"})
+            else:
+                out.append({"type": "text",
+                            "text": f"<context path=\"{uri_to_path(uri)}\">\n{res['text']}\n</context>"})
     return out
 
 
@@ -50,6 +61,7 @@ def _text_of(content: Any) -> str:
 Describe = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 _MENTION = re.compile(r'^<mentioned-file path="(?P<path>[^"]*)" />$')
+_EDITOR_CONTEXT = re.compile(r'^<context source="(?P<source>[^"]*)">\n(?P<text>.*)\n</context>$', re.S)
 _CONTEXT = re.compile(r'^<context path="(?P<path>[^"]*)">\n(?P<text>.*)\n</context>$', re.S)
 
 
@@ -68,6 +80,8 @@ def _user_block(block: dict[str, Any]) -> dict[str, Any] | None:
         path = m["path"]
         uri = Path(path).as_uri() if path.startswith("/") else path
         return {"type": "resource_link", "uri": uri, "name": Path(path).name}
+    if m := _EDITOR_CONTEXT.match(text):
+        return {"type": "resource", "resource": {"uri": EDITOR_CONTEXT + m["source"], "text": m["text"]}}
     if m := _CONTEXT.match(text):
         path = m["path"]
         uri = Path(path).as_uri() if path.startswith("/") else path

@@ -48,7 +48,7 @@ from sidecar.workspace.buffers import OpenBuffers, open_buffers
 # transport answers ``initialize`` before these imports (~0.2 s on this machine), and the warm-up thread
 # imports them right after it (``SESSION_MODULES``), before the first session/new.
 if TYPE_CHECKING:
-    from sidecar.agent.loop import AgentLoop
+    from sidecar.agent.loop import AgentLoop, StopReason
     from sidecar.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -440,7 +440,7 @@ class SessionCore:
             session.log.title(session.title)
         agent = self.main_agent(session)
         session.cancel_requested = False
-        task = asyncio.create_task(agent.run(content))
+        task = asyncio.create_task(self._run_agent(agent, session, prompt))
         session.prompt_task = task
         try:
             stop_reason = await asyncio.shield(task)
@@ -466,6 +466,15 @@ class SessionCore:
         finally:
             session.prompt_task = None
         return {"stopReason": stop_reason}
+
+    @staticmethod
+    async def _run_agent(agent: AgentLoop, session: Session, prompt: list[Any]) -> StopReason:
+        """The turn, after the prompt's URL and git mentions are resolved (inside the task: a cancel stops
+        a fetch too)."""
+        from sidecar.server.content import prompt_to_api
+        from sidecar.server.mentions import expand_mentions
+
+        return await agent.run(prompt_to_api(await expand_mentions(session, prompt)))
 
     async def cancel(self, params: dict[str, Any], channel: ClientChannel) -> None:
         session = self.sessions.get(str(params.get("sessionId")))

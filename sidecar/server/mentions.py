@@ -1,0 +1,206 @@
+"""The composer's mentions the sidecar resolves itself, before a prompt reaches the model (issue 30).
+
+The panel sends a mention as an ACP ``resource_link``; this turns the ones that name something the
+sidecar must fetch or run into text blocks, each shown in the chat as a tool call card (what the model
+got, or why it got nothing):
+
+- ``https://…`` / ``http://…``: the page, through the WebFetch tool itself (``Dispatcher.run``: URL
+  safety, loopback/private refusals, hooks, permission rules and the user's answer, size bounds,
+  redaction), so a mention has no governance of its own (docs/web.md "@url").
+- ``sidecar://git/diff``: ``git diff HEAD`` of the working tree; ``sidecar://git/commit/<sha>``: one
+  commit. Run as the system prompt's ``git status`` is: the safe git environment (no fsmonitor, hooks,
+  pager), no external diff or textconv, the repository's filter drivers blanked, and before trust
+  nothing when git here points outside the workspace (docs/permissions.md, "doors").
+
+Other blocks pass through unchanged (``content.prompt_to_api`` converts them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sidecar.secrets import redact, scrubbed_env
+from sidecar.shell.gitdir import outside_places
+from sidecar.workspace.gitenv import filter_overrides, repo_programs, safe_git_env
+
+if TYPE_CHECKING:
+    from sidecar.session import Session
+
+GIT_DIFF_URI = "sidecar://git/diff"
+GIT_COMMIT_PREFIX = "sidecar://git/commit/"
+# What the model gets of a diff at most (a tool result's bound); the stat above it names every file.
+MAX_GIT_CHARS = 30_000
+_MAX_GIT_BYTES = 4 * MAX_GIT_CHARS
+_GIT_TIMEOUT = 10.0
+_MAX_UNTRACKED = 50
+_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
+# What WebFetch is asked about a page the user attached when the message has no text of its own.
+URL_PROMPT = "The user attached this page to their message: give its content."
+
+
+def is_url(uri: str) -> bool:
+    return uri.lower().startswith(("http://", "https://"))
+
+
+def is_git(uri: str) -> bool:
+    return uri == GIT_DIFF_URI or uri.startswith(GIT_COMMIT_PREFIX)
+
+
+async def expand_mentions(session: Session, blocks: list[Any]) -> list[Any]:
+    """``blocks`` with each URL and git mention replaced by the text the model gets for it."""
+    if not any(_mention_uri(b) for b in blocks):
+        return blocks
+    typed = "\n".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+    out: list[Any] = []
+    for block in blocks:
+        uri = _mention_uri(block)
+        if uri is None:
+            out.append(block)
+        elif is_url(uri):
+            out.append({"type": "text", "text": await fetch_url(session, uri, typed.strip() or URL_PROMPT)})
+        else:
+            out.append({"type": "text", "text": await git_mention(session, uri)})
+    return out
+
+
+def _mention_uri(block: Any) -> str | None:
+    if not isinstance(block, dict) or block.get("type") != "resource_link":
+        return None
+    uri = str(block.get("uri", ""))
+    return uri if is_url(uri) or is_git(uri) else None
+
+
+# ---------------------------------------------------------------------------------------------- @url
+
+async def fetch_url(session: Session, url: str, prompt: str) -> str:
+    """The page at ``url`` as WebFetch answers the model (a card in the chat shows the call), or why not."""
+    from sidecar.tools.dispatch import Dispatcher, ToolCall
+
+    dispatcher = Dispatcher(session, session.services["registry"])
+    call = ToolCall(id=f"mention_{uuid.uuid4().hex[:12]}", name="WebFetch", input={"url": url, "prompt": prompt})
+    await dispatcher.announce(call)
+    result = await dispatcher.run(call)
+    text = result.output.joined_text()
+    attr = _attr(url)
+    if result.output.is_error:
+        return (f'<fetched-url url="{attr}" error="true">\nThe user attached this URL, but it was not fetched: '
+                f"{text}\n</fetched-url>")
+    return f'<fetched-url url="{attr}">\n{text}\n</fetched-url>'
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+# ---------------------------------------------------------------------------------------------- @git
+
+async def git_mention(session: Session, uri: str) -> str:
+    """The diff or commit ``uri`` names, as the model gets it; a card in the chat shows the same text."""
+    if uri.startswith(GIT_COMMIT_PREFIX):
+        sha = uri[len(GIT_COMMIT_PREFIX):]
+        title = f"git show {sha}"
+    else:
+        sha = None
+        title = "git diff HEAD"
+    call_id = f"mention_{uuid.uuid4().hex[:12]}"
+    await session.send_update({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": title,
+                               "kind": "read", "status": "in_progress", "rawInput": {"mention": uri},
+                               "_meta": {"sidecar": {"tool": "@git"}}})
+    failed = False
+    try:
+        body = redact(await git_text(session, sha))
+    except GitMentionError as exc:
+        body, failed = str(exc), True
+    tag = "git-commit" if sha else "git-diff"
+    where = _attr(str(session.cwd))
+    if failed:
+        text = f'<{tag} cwd="{where}" error="true">\n{body}\n</{tag}>'
+    else:
+        text = f'<{tag} cwd="{where}" command="{_attr(title)}">\n{body}\n</{tag}>'
+    await session.send_update({"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                               "status": "failed" if failed else "completed",
+                               "content": [{"type": "content", "content": {"type": "text", "text": body}}]})
+    return text
+
+
+class GitMentionError(Exception):
+    """Why a git mention has no content (said to the model and in the chat)."""
+
+
+async def git_text(session: Session, sha: str | None) -> str:
+    """``git diff HEAD`` (with its stat and the untracked files) or ``git show <sha>`` at the session's cwd,
+    bounded to ``MAX_GIT_CHARS``. Raises ``GitMentionError`` with what to do when there is none."""
+    cwd = Path(session.cwd)
+    if sha is not None and not _SHA.fullmatch(sha):
+        raise GitMentionError(f"{sha!r} is not a commit id: mention a commit as `@git <sha>` (4 to 40 hex digits).")
+    allow = session.services.get("import_policy")
+    for what, place in outside_places(cwd, [Path(r) for r in session.roots] or [cwd]):
+        why = allow(place) if callable(allow) else "the workspace is not trusted"
+        if why is not None:
+            raise GitMentionError(f"Left out: git here is pointed outside the workspace ({what}: {place}); "
+                                  "it is shown once the workspace is trusted.")
+    # No program the repository names runs: the safe environment (fsmonitor, hooks, pager), no external
+    # diff, no textconv, and its filter drivers blanked for this run.
+    base = ["git", *filter_overrides(repo_programs(cwd)), "--no-optional-locks"]
+    plain = ["--no-ext-diff", "--no-textconv", "--no-color"]
+    if sha is not None:
+        out, err, code = await _git([*base, "show", *plain, "--stat", "--patch", "--end-of-options", sha, "--"], cwd)
+        if code != 0:
+            raise GitMentionError(f"git show {sha} failed: {err.strip() or 'no such commit'}. "
+                                  "Check the commit id (`git log --oneline` lists them).")
+        return _bounded(out, f"git show {sha} -- <path>")
+    _, err, code = await _git([*base, "rev-parse", "--verify", "HEAD"], cwd)
+    if code != 0:
+        if "not a git repository" in err:
+            raise GitMentionError(f"{cwd} is not in a git repository: there are no changes to show.")
+        raise GitMentionError(f"The repository has no commit yet (git: {err.strip()}); nothing to diff against.")
+    stat, _, _ = await _git([*base, "diff", *plain, "--stat", "HEAD", "--", "."], cwd)
+    diff, err, code = await _git([*base, "diff", *plain, "HEAD", "--", "."], cwd)
+    if code != 0:
+        raise GitMentionError(f"git diff HEAD failed: {err.strip()}")
+    untracked, _, _ = await _git([*base, "ls-files", "--others", "--exclude-standard", "--", "."], cwd)
+    names = untracked.splitlines()
+    parts = [stat.rstrip() if stat.strip() else "No changes to tracked files since HEAD."]
+    if names:
+        shown = ", ".join(names[:_MAX_UNTRACKED]) + (f" … {len(names) - _MAX_UNTRACKED} more"
+                                                     if len(names) > _MAX_UNTRACKED else "")
+        parts.append(f"Untracked files (not in the diff): {shown}")
+    if diff.strip():
+        parts.append(diff.rstrip())
+    return _bounded("\n\n".join(parts), "git diff HEAD -- <path>")
+
+
+def _bounded(text: str, rest: str) -> str:
+    if len(text) <= MAX_GIT_CHARS:
+        return text
+    return (text[:MAX_GIT_CHARS] + f"\n[… cut at {MAX_GIT_CHARS} of {len(text)} characters; "
+            f"run `{rest}` for the files cut off]")
+
+
+async def _git(argv: list[str], cwd: Path) -> tuple[str, str, int]:
+    env = safe_git_env(scrubbed_env())
+    try:
+        proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.PIPE)
+    except OSError as exc:
+        raise GitMentionError(f"git could not be started ({exc}); is git installed?") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        # Read at most a bound's worth: a huge diff is cut, not held in memory.
+        out = await asyncio.wait_for(proc.stdout.read(_MAX_GIT_BYTES), _GIT_TIMEOUT)
+        if len(out) >= _MAX_GIT_BYTES:
+            proc.kill()
+        err = await asyncio.wait_for(proc.stderr.read(65536), _GIT_TIMEOUT)
+        code = await asyncio.wait_for(proc.wait(), _GIT_TIMEOUT)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise GitMentionError(f"git took longer than {_GIT_TIMEOUT:.0f} s and was stopped.") from None
+    if len(out) >= _MAX_GIT_BYTES:
+        code = 0  # cut on purpose
+    return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), code
