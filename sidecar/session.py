@@ -352,13 +352,21 @@ class SessionLog:
                                             "historyLength": history_length, "time": time.time()})
 
     def turn_end(self, prompt_id: str, stop_reason: str, *, user_message_id: str | None = None,
-                 error: dict[str, Any] | None = None) -> None:
-        """How the prompt's turn ended: its stop reason, or the error the client was answered with."""
+                 error: dict[str, Any] | None = None, spend: dict[str, Any] | None = None,
+                 session_spend: dict[str, Any] | None = None) -> None:
+        """How the prompt's turn ended: its stop reason, or the error the client was answered with, and
+        what it spent as the answer said (``spend``: ``UsageMeter.turn_record``, the turn's tokens and
+        cost and the session's), or, for an answer that said nothing of it (an error), the session's
+        total only (``sessionSpend``, so a reload keeps it)."""
         event: dict[str, Any] = {"type": "turn_end", "id": prompt_id, "stopReason": stop_reason}
         if user_message_id:
             event["userMessageId"] = user_message_id
         if error is not None:
             event["error"] = error
+        if spend is not None:
+            event["spend"] = spend
+        elif session_spend is not None:
+            event["sessionSpend"] = session_spend
         self.store.append(self.session_id, event)
 
 

@@ -304,9 +304,18 @@ class AgentLoop:
         used = int(u.get("input_tokens", 0)) + int(u.get("cache_read_input_tokens", 0)) + \
             int(u.get("cache_creation_input_tokens", 0)) + int(u.get("output_tokens", 0))
         self.session.services["last_usage"] = {"used": used, **u}
+        meter = self.session.services.get("usage_meter")
+        if meter is not None:  # the turn's and session's spend, sub-agents' requests included
+            meter.add(self.model_name or self.model.settings.model, u, self.model.settings.prices)
         if self.label is None:
-            await self.session.send_update({"sessionUpdate": "usage_update", "used": used,
-                                            "size": self.model.settings.context_window})
+            update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": used,
+                                      "size": self.model.settings.context_window}
+            if meter is not None:
+                session_spend = meter.session.to_json()
+                if "cost" in session_spend:
+                    update["cost"] = session_spend["cost"]  # ACP: the session's cumulative cost
+                update["_meta"] = {"sidecar": {"sessionSpend": session_spend}}
+            await self.session.send_update(update)
 
     async def _run_tools(self, tool_uses: list[dict[str, Any]]) -> list[ToolCallResult]:
         """Concurrency-safe calls that are adjacent run together; the rest one at a time. Results in call order."""

@@ -28,7 +28,7 @@ from rich.text import Text
 
 from sidecar.client.connection import RemoteError, SidecarProcess
 from sidecar.client.lines import Interrupted, LineSource, NextMode, PipedLines, TerminalLines, quiet_terminal
-from sidecar.client.render import UpdateRenderer, chat_console, diff_text, readable_option
+from sidecar.client.render import UpdateRenderer, chat_console, diff_text, readable_option, spend_line
 from sidecar.secrets import SECRET_ENV_VARS, RedactingFilter, secret
 from sidecar.store import cache_dir, data_dir
 
@@ -405,6 +405,10 @@ class Chat:
         if reason != "end_turn":
             self.renderer.note(STOP_REASONS.get(reason, f"Turn ended: {reason}"),
                                style="yellow" if reason == "cancelled" else "dim")
+        meta = result.get("_meta")
+        summary = spend_line(((meta or {}).get("sidecar") or {}).get("spend") if isinstance(meta, dict) else None)
+        if summary:
+            self.renderer.note(summary, gap=reason == "end_turn")
         return reason
 
     async def command(self, text: str) -> bool:

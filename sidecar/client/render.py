@@ -227,6 +227,46 @@ def _count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
+def money(amount: float) -> str:
+    """Dollars as a turn's cost reads: cents, or four places below a cent (``$0.0042``)."""
+    return f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"
+
+
+def _amount(record: Any) -> float | None:
+    cost = record.get("cost") if isinstance(record, dict) else None
+    amount = cost.get("amount") if isinstance(cost, dict) else None
+    return float(amount) if isinstance(amount, (int, float)) else None
+
+
+def spend_line(spend: Any) -> str | None:
+    """The turn's summary line: its tokens (input, output, cache read and written) and cost, then the
+    session's cost (tokens only for a model without a price: docs/model.md, "Cost"). None without usage."""
+    if not isinstance(spend, dict) or not isinstance(spend.get("usage"), dict):
+        return None
+    usage = spend["usage"]
+
+    def n(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, (int, float)) else 0
+
+    parts = [f"{_count(n('inputTokens'))} in", f"{_count(n('outputTokens'))} out"]
+    if n("cachedReadTokens"):
+        parts.append(f"{_count(n('cachedReadTokens'))} cache read")
+    if n("cachedWriteTokens"):
+        parts.append(f"{_count(n('cachedWriteTokens'))} cache write")
+    turn_cost = _amount(spend)
+    parts.append(money(turn_cost) if turn_cost is not None else "no price for this model")
+    session = spend.get("session")
+    session_cost = _amount(session)
+    if session_cost is not None:
+        total = f"session {money(session_cost)}"
+    else:
+        session_usage = session.get("usage") if isinstance(session, dict) else None
+        tokens = session_usage.get("totalTokens") if isinstance(session_usage, dict) else None
+        total = f"session {_count(int(tokens))} tokens" if isinstance(tokens, (int, float)) else ""
+    return " · ".join(parts) + (f" — {total}" if total else "")
+
+
 class UpdateRenderer:
     def __init__(self, console: Console, cwd: Path | None = None, *, rich_text: bool | None = None) -> None:
         self.console = console

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sidecar.model import capabilities
 from sidecar.model.capabilities import ModelCapabilities
+from sidecar.model.pricing import Price, prices_from
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,8 @@ class ModelSettings:
     # Cap on one backoff sleep; retry-after larger than this is still honoured up to this many seconds.
     max_backoff_s: float = 30.0
     max_requests_per_turn: int = 200
+    # The user's prices (``prices`` / ``SIDECAR_PRICES``), over the built-in table (sidecar.model.pricing).
+    prices: dict[str, Price] = field(default_factory=dict)
 
     @property
     def endpoint(self) -> str:
@@ -93,4 +96,5 @@ class ModelSettings:
             base_url=o.get("apiBaseUrl") or os.environ.get("ANTHROPIC_BASE_URL") or None,
             max_retries=int(os.environ.get("SIDECAR_MAX_RETRIES") or 6),
             max_backoff_s=float(os.environ.get("SIDECAR_MAX_BACKOFF") or 30.0),
+            prices=prices_from(o),
         )

@@ -127,7 +127,8 @@ def replay_updates(messages: list[dict[str, Any]], describe: Describe | None = N
     return updates
 
 
-def turn_end_update(stop_reason: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+def turn_end_update(stop_reason: str, error: dict[str, Any] | None = None,
+                    spend: dict[str, Any] | None = None) -> dict[str, Any]:
     """The marker that ends a replayed turn: what the live client learnt from the prompt's answer.
 
     An ``agent_message_chunk`` any ACP client shows (the text), with ``_meta.sidecar.turnEnd`` for
@@ -144,6 +145,8 @@ def turn_end_update(stop_reason: str, error: dict[str, Any] | None = None) -> di
     end: dict[str, Any] = {"stopReason": stop_reason}
     if error is not None:
         end["error"] = error
+    if spend is not None:
+        end["spend"] = spend
     return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text},
             "_meta": {"sidecar": {"turnEnd": end}}}
 
@@ -192,7 +195,9 @@ def replay_log(events: list[dict[str, Any]], describe: Describe | None = None) -
         elif kind == "update" and isinstance(event.get("update"), dict):
             turns[-1][1].append(event["update"])
         elif kind == "turn_end":
-            turns[-1][1].append(turn_end_update(str(event.get("stopReason")), event.get("error")))
+            spend = event.get("spend")
+            turns[-1][1].append(turn_end_update(str(event.get("stopReason")), event.get("error"),
+                                                spend if isinstance(spend, dict) else None))
         elif kind == "audit" and event.get("event") == "rewind" and previous.get("type") == "truncate":
             target = event.get("toMessageId")
             cut = next((i for i, (mid, _) in enumerate(turns) if mid is not None and mid == target), None)

@@ -27,6 +27,7 @@ from sidecar import DISTRIBUTION, version
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
 from sidecar.model.client import ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
+from sidecar.model.pricing import UsageMeter
 from sidecar.model.settings import ModelSettings
 from sidecar.secrets import capture_secrets
 from sidecar.server.auth import auth_methods, auth_rpc_error, authenticate
@@ -294,6 +295,7 @@ class SessionCore:
                           additional_directories=extra,
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
         session.log.header(session.cwd, extra)
+        session.services["usage_meter"] = UsageMeter()
         await self._start(session)
         options = self._config_options(session)
         return {"sessionId": session.id, "modes": self._modes(session), "configOptions": options,
@@ -321,6 +323,7 @@ class SessionCore:
                           additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
                           mode=saved.mode if saved.mode in MODES else "default")
+        session.services["usage_meter"] = UsageMeter.restored(saved.events)
         await self._start(session, saved.config)
         registry: ToolRegistry = session.services["registry"]
         updates = replay_log(saved.events, registry.describe_call)
@@ -374,6 +377,9 @@ class SessionCore:
         turn = PromptTurn(session, blocks)
         prompt_id = f"prompt_{uuid.uuid4().hex[:12]}"
         session.log.prompt(prompt_id, blocks, len(session.history))
+        meter: UsageMeter | None = session.services.get("usage_meter")
+        if meter is not None:
+            meter.begin_turn()
         try:
             result = await self._prompt_turn(turn)
         except RpcError as exc:
@@ -381,12 +387,19 @@ class SessionCore:
             if isinstance(exc.data, dict) and turn.meta.get("userMessageId"):
                 exc.data.setdefault("userMessageId", turn.meta["userMessageId"])
             session.log.turn_end(prompt_id, "error", user_message_id=turn.meta.get("userMessageId"),
-                                 error={"code": exc.code, "message": exc.message, "data": exc.data})
+                                 error={"code": exc.code, "message": exc.message, "data": exc.data},
+                                 session_spend=meter.session.to_json() if meter is not None else None)
             raise
         except asyncio.CancelledError:
-            session.log.turn_end(prompt_id, "cancelled", user_message_id=turn.meta.get("userMessageId"))
+            session.log.turn_end(prompt_id, "cancelled", user_message_id=turn.meta.get("userMessageId"),
+                                 session_spend=meter.session.to_json() if meter is not None else None)
             raise
-        session.log.turn_end(prompt_id, str(result.get("stopReason")), user_message_id=turn.meta.get("userMessageId"))
+        spend = meter.turn_record() if meter is not None else None
+        if spend is not None:  # ACP's (unstable) turn usage, and the cost beside it
+            result["usage"] = spend["usage"]
+            result.setdefault("_meta", {}).setdefault("sidecar", {})["spend"] = spend
+        session.log.turn_end(prompt_id, str(result.get("stopReason")), user_message_id=turn.meta.get("userMessageId"),
+                             spend=spend)
         return result
 
     async def _prompt_turn(self, turn: PromptTurn) -> dict[str, Any]:

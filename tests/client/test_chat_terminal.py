@@ -211,3 +211,25 @@ def test_a_retry_line_goes_and_ctrl_c_at_a_question_interrupts_the_turn(
     term.key("ctrl-d")
     assert term.wait_exit() == 0
     assert "Traceback" not in term.output()
+
+
+@pytest.mark.parametrize(("env", "line"), [
+    ({"SIDECAR_MODEL": "claude-sonnet-5-5"},
+     "1.0k in · 200 out · 10.0k cache read · 2.0k cache write · $0.02 — session $0.02"),
+    ({"SIDECAR_MODEL": "llama-local"}, "1.0k in · 200 out · 10.0k cache read · 2.0k cache write · "
+                                       "no price for this model — session 13.2k tokens"),
+    ({"SIDECAR_MODEL": "llama-local", "SIDECAR_PRICES": '{"llama-local": {"input": 1, "output": 2}}'},
+     "1.0k in · 200 out · 10.0k cache read · 2.0k cache write · $0.0049 — session $0.0049"),  # cache: 1.25×, 0.1× input
+])
+def test_the_turn_summary_line_says_the_tokens_and_the_cost(
+        sidecar_env: dict[str, str], workspace: Path, model_server: ScriptedModelServer,
+        env: dict[str, str], line: str) -> None:
+    model_server.add_turns([{"content": [{"type": "text", "text": "Answered."}], "usage": {
+        "input_tokens": 1000, "output_tokens": 200, "cache_read_input_tokens": 10_000,
+        "cache_creation_input_tokens": 2000}}])
+    done = subprocess.run([sys.executable, "-m", "sidecar", "chat", "--cwd", str(workspace), "a question"],
+                          env={**sidecar_env, **env, "COLUMNS": "200"}, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == line, done.stdout

@@ -56,7 +56,9 @@ async def _turn(harness: Harness, session: str, prompt: list[dict[str, Any]],
         await harness.process.notify("session/cancel", {"sessionId": session})
     answer: dict[str, Any]
     try:
-        answer = {"stopReason": (await request)["stopReason"]}
+        result = await request
+        # What the client learnt at the turn's end: the stop reason and what the turn cost.
+        answer = {"stopReason": result["stopReason"], "spend": result["_meta"]["sidecar"]["spend"]}
     except RemoteError as exc:
         answer = {"stopReason": "error", "error": {"code": exc.code, "message": exc.message, "data": exc.data}}
     live = [u["update"] for u in harness.process.updates[start:] if u["sessionId"] == session]
@@ -136,7 +138,7 @@ async def test_replay_equals_live(sidecar_env: dict[str, str], model_server: Scr
     assert "attempt 2 of 3" in retries[0]["message"] and retries[0]["sessionId"] == session
     kinds = {u["sessionUpdate"] for _, updates, _ in turns for u in updates}
     assert {"agent_message_chunk", "tool_call", "tool_call_update", "plan", "usage_update"} <= kinds
-    assert turns[2][2] == {"stopReason": "cancelled"} and "one" in json.dumps(turns[2][1])
+    assert turns[2][2]["stopReason"] == "cancelled" and "one" in json.dumps(turns[2][1])
     assert turns[4][2]["stopReason"] == "error"
     nested = [u for u in turns[1][1] if u["sessionUpdate"] == "tool_call"
               and u["_meta"]["sidecar"].get("parentToolCallId")]

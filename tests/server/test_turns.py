@@ -94,7 +94,7 @@ async def test_modes_and_session_list_and_load(acp_sidecar: Harness, workspace: 
     users = [u for u in replay if u["sessionUpdate"] == "user_message_chunk"]
     assert [u["content"] for u in users] == [{"type": "text", "text": "Say hi"}]
     assert {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi there."}} in replay
-    assert replay[-1]["_meta"]["sidecar"]["turnEnd"] == {"stopReason": "end_turn"}
+    assert replay[-1]["_meta"]["sidecar"]["turnEnd"]["stopReason"] == "end_turn"
 
 
 async def test_two_sessions_at_once(acp_sidecar: Harness, workspace: Path, tmp_path: Path,
