@@ -34,6 +34,7 @@ import {
 import { AgentEnv, readBundle, SetupError } from './agentEnv';
 import { AGENT_DIST, basePythonCandidates, cleanEnv, expandHome, expandVariables, findBasePython, identify, isInside, PythonNotFound, workspaceVenvWithAgent } from './python';
 import { FileIndex } from './fileIndex';
+import { problemsItem, TerminalLog } from './editorContext';
 import { READONLY_SCHEME, ReadonlyTexts } from './readonlyTexts';
 import { StatusItem } from './statusItem';
 import { readSettings, readWorkspaceScoped, type Settings, sidecarSettings, sidecarWorkspaceSettings, type WorkspaceScoped } from './settings';
@@ -63,6 +64,7 @@ export class Ctx implements vscode.Disposable {
   readonly status: StatusItem;
   readonly texts = new ReadonlyTexts();
   readonly files = new FileIndex();
+  readonly terminals = new TerminalLog();
   client: LanguageClient | undefined;
   agentCapabilities: AgentCapabilities | undefined;
   private clientDisposables: vscode.Disposable[] = [];
@@ -74,6 +76,7 @@ export class Ctx implements vscode.Disposable {
     this.chat = new ChatView(extCtx.extensionUri, {
       mentionFile: () => vscode.commands.executeCommand('sidecar.mentionFile') as Promise<void>,
       addSelection: () => vscode.commands.executeCommand('sidecar.addSelection') as Promise<void>,
+      mention: (name) => (name === 'problems' ? problemsItem() : this.terminals.item()),
       openDiff: (path, oldText, newText) => this.texts.openDiff(path, oldText, newText),
       openText: (text, title) => this.texts.openText(text, title),
       findFiles: (query) => this.files.find(query),
@@ -107,6 +110,7 @@ export class Ctx implements vscode.Disposable {
       this.status,
       this.texts,
       this.files,
+      this.terminals,
       vscode.workspace.registerTextDocumentContentProvider(READONLY_SCHEME, this.texts),
     );
   }

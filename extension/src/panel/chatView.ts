@@ -6,13 +6,15 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatApprovals } from '../handlers/permission';
 import type { PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
-import type { FileResult, FromView, ToView } from '../shared/panelProtocol';
+import type { ContextItem, FileResult, FromView, ToView } from '../shared/panelProtocol';
 import type { RewindResult, Sessions, View } from './sessions';
 
 /** What the chat view needs from the editor side (implemented in ctx.ts). */
 export interface ChatCommands {
   mentionFile: () => Promise<void>;
   addSelection: () => Promise<void>;
+  /** `@problems` / `@terminal`: the editor's state as a chip (with an error when there is none to read). */
+  mention: (name: 'problems' | 'terminal') => ContextItem;
   openDiff: (path: string, oldText: string, newText: string) => Promise<void>;
   openText: (text: string, title: string) => Promise<void>;
   findFiles: (query: string) => Promise<FileResult[]>;
@@ -180,6 +182,9 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
         case 'addSelection':
           await this.commands.addSelection();
           break;
+        case 'addMention':
+          this.post({ type: 'addContext', item: this.commands.mention(m.mention) });
+          break;
         case 'refreshSessions':
           await s?.refreshList();
           break;
@@ -270,7 +275,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
 <footer class="composer">
   <div id="menu" class="menu" role="listbox" hidden></div>
   <div id="context" class="context"></div>
-  <textarea id="prompt" rows="3" placeholder="Ask the agent… @ mentions a file, / runs a command (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
+  <textarea id="prompt" rows="3" placeholder="Ask the agent… @ mentions a file, @problems, @terminal, @git or @url; / runs a command (Enter sends, Shift+Enter: new line)" aria-label="Prompt"></textarea>
   <div class="row controls">
     <select id="mode" title="Permission mode (Shift+Tab cycles)" aria-label="Permission mode">
       <option value="default">Ask before edits</option>
@@ -283,7 +288,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     <span class="usage-wrap"><span id="usage" class="usage"></span><span class="usage-bar"><span class="usage-bar-fill"></span></span></span>
   </div>
   <div class="row actions">
-    <button id="mention" class="secondary" title="Mention a file or folder (or type @)">@</button>
+    <button id="mention" class="secondary" title="Mention a file, folder, problems, terminal, git changes or a URL (or type @)">@</button>
     <button id="selection" class="secondary" title="Add the editor selection to the prompt">Selection</button>
     <span class="send-group">
       <button id="stop" class="secondary" title="Stop the turn (Esc)" hidden>Stop</button>

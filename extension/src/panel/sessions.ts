@@ -38,13 +38,20 @@ export interface View {
   post(message: ToView): void;
 }
 
-/** The prompt's content blocks: the typed text, then each attached file as a link and selection as text. */
+/**
+ * The prompt's content blocks: the typed text, then each attached file, URL and git mention as a link (the
+ * sidecar resolves URLs and git), the problems and terminal output as embedded text, a selection as text.
+ * A chip that carries an error is not sent.
+ */
 export function promptBlocks(text: string, context: ContextItem[]): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   if (text.trim()) blocks.push({ type: 'text', text });
   for (const c of context) {
-    if (c.kind === 'file') {
+    if (c.error) continue;
+    if (c.kind === 'file' || c.kind === 'url' || c.kind === 'git') {
       blocks.push({ type: 'resource_link', uri: c.uri, name: c.label });
+    } else if (c.kind === 'problems' || c.kind === 'terminal') {
+      blocks.push({ type: 'resource', resource: { uri: c.uri, text: c.text ?? '', mimeType: 'text/plain' } });
     } else if (c.kind === 'image') {
       if (c.data) blocks.push({ type: 'image', data: c.data, mimeType: c.mimeType ?? 'image/png' });
     } else {

@@ -8,13 +8,19 @@ import type { ModeId, PermissionOption, PermissionToolCall, SessionInfo, Session
 import type { SessionConfigOption } from './configOptions';
 import type { ModelRetryParams } from './modelRetry';
 
-/** A piece of context the user attached to the next prompt (a chip in the composer). */
+/**
+ * A piece of context the user attached to the next prompt (a chip in the composer). `problems` and
+ * `terminal` carry their text (composed in the host); `git` and `url` are links the sidecar resolves
+ * (shared/mentions.ts).
+ */
 export interface ContextItem {
-  kind: 'file' | 'selection' | 'image';
+  kind: 'file' | 'selection' | 'image' | 'problems' | 'terminal' | 'git' | 'url';
   uri: string;
   label: string;
-  /** selection only */
+  /** selection, problems and terminal: the text sent */
   text?: string;
+  /** A mention that could not be made (no terminal, no shell integration): shown as an error chip, never sent. */
+  error?: string;
   startLine?: number;
   endLine?: number;
   languageId?: string;
@@ -92,6 +98,8 @@ export type FromView =
   | { type: 'setConfigOption'; configId: string; value: string }
   | { type: 'mentionFile' }
   | { type: 'addSelection' }
+  /** An `@problems` / `@terminal` picked in the completion: the host answers with `addContext`. */
+  | { type: 'addMention'; mention: 'problems' | 'terminal' }
   | { type: 'refreshSessions' }
   | { type: 'openLocation'; path: string; line?: number }
   | { type: 'approve'; key: string; optionId: string; feedback?: string }

@@ -1,9 +1,11 @@
 /**
- * The composer: the prompt box, its context chips, inline `@` completion of workspace files and folders
+ * The composer: the prompt box, its context chips, inline `@` completion of the special mentions
+ * (`@problems`, `@terminal`, `@git`, `@url`: shared/mentions.ts) and of workspace files and folders
  * (matched in the extension host over a cached list), the `/` menu fed by `available_commands_update`,
  * pasted images (sent as ACP image blocks), ↑/↓ prompt history and Shift+Tab to cycle the mode.
  */
 import type { AvailableCommand as Command } from '../shared/acp';
+import { GIT_DIFF_URI, type MentionInfo, matchingMentions, textMentions } from '../shared/mentions';
 import type { ContextItem, FileResult, PostToHost } from '../shared/panelProtocol';
 import { isModeId } from './chrome';
 import { byId, el } from './dom';
@@ -40,6 +42,27 @@ export function mentionedFiles(text: string, mentions: ReadonlyMap<string, strin
     if (hasMention(text, path)) out.push({ kind: 'file', uri, label: path });
   }
   return out;
+}
+
+/**
+ * What a prompt sends besides its text: the chips (an error chip is never sent), the picked files the text
+ * still names, and the `@url …` / `@git <sha>` it types — each once, none both as text and as a chip.
+ */
+export function promptContext(text: string, chips: readonly ContextItem[], mentions: ReadonlyMap<string, string>): ContextItem[] {
+  const out = chips.filter((c) => !c.error);
+  for (const item of [...mentionedFiles(text, mentions), ...textMentions(text)]) {
+    if (!out.some((c) => c.kind === item.kind && c.uri === item.uri)) out.push(item);
+  }
+  return out;
+}
+
+/** The `@name` typed at `start` (its query `query`) taken out of the text, for a mention that becomes a chip. */
+export function withoutMention(text: string, start: number, query: string): { text: string; caret: number } {
+  let end = start + 1 + query.length;
+  let from = start;
+  if (text[end] === ' ' && (from === 0 || text[from - 1] === ' ')) end++; // no double space left behind
+  else if (from > 0 && text[from - 1] === ' ' && (end >= text.length || text[end] === '\n')) from--;
+  return { text: text.slice(0, from) + text.slice(end), caret: from };
 }
 
 /** Does `text` mention `@label` as a word of its own (a file the message names)? */
@@ -112,6 +135,9 @@ export class Composer {
   }
 
   addContext(item: ContextItem): void {
+    // One chip per mention: a second `@problems` refreshes the first (the host read the editor again).
+    const same = this.context.findIndex((c) => c.kind === item.kind && c.uri === item.uri && (c.kind === 'problems' || c.kind === 'terminal' || c.kind === 'git'));
+    if (same >= 0) this.context.splice(same, 1);
     this.context.push(item);
     this.renderContext();
     this.box.focus();
@@ -121,8 +147,8 @@ export class Composer {
 
   private send(): void {
     const text = this.box.value;
-    if (this.host.isBusy() || !this.enabled || (!text.trim() && this.context.length === 0)) return;
-    this.host.post({ type: 'prompt', text, context: [...this.context, ...mentionedFiles(text, this.mentions)] });
+    if (this.host.isBusy() || !this.enabled || (!text.trim() && !this.context.some((c) => !c.error))) return;
+    this.host.post({ type: 'prompt', text, context: promptContext(text, this.context, this.mentions) });
     if (text.trim()) this.history.push(text);
     this.historyIndex = -1;
     this.box.value = '';
@@ -248,7 +274,9 @@ export class Composer {
   fileResults(requestId: number, items: FileResult[]): void {
     if (requestId !== this.requestId || !this.mention) return;
     const mention = this.mention;
-    this.items = items.map((f) => ({
+    // The special mentions come first, when the query is not inside a folder.
+    const special = mention.query.includes('/') ? [] : matchingMentions(mention.query).map((m) => this.mentionItem(m, mention));
+    this.items = special.concat(items.map((f) => ({
       label: f.path,
       detail: f.isFolder ? 'folder' : '',
       apply: () => {
@@ -268,10 +296,40 @@ export class Composer {
           this.closeMenu();
         }
       },
-    }));
+    })));
     this.menu.dataset.kind = 'files';
     this.active = 0;
     this.renderMenu();
+  }
+
+  /**
+   * A special mention in the `@` list. `@url` stays text (the URL is typed after it); the others become a
+   * chip and leave the text, so nothing is sent twice.
+   */
+  private mentionItem(m: MentionInfo, mention: { start: number; query: string }): MenuItem {
+    return {
+      label: `@${m.name}`,
+      detail: m.detail,
+      apply: () => {
+        const caret = this.box.selectionStart;
+        const query = this.box.value.slice(mention.start + 1, caret);
+        if (m.name === 'url') {
+          const before = this.box.value.slice(0, mention.start);
+          const inserted = '@url ';
+          this.box.value = before + inserted + this.box.value.slice(caret).trimStart();
+          const at = before.length + inserted.length;
+          this.box.setSelectionRange(at, at);
+        } else {
+          const cut = withoutMention(this.box.value, mention.start, query);
+          this.box.value = cut.text;
+          this.box.setSelectionRange(cut.caret, cut.caret);
+          if (m.name === 'git') this.addContext({ kind: 'git', uri: GIT_DIFF_URI, label: 'Git changes' });
+          else this.host.post({ type: 'addMention', mention: m.name });
+        }
+        this.closeMenu();
+        this.box.focus();
+      },
+    };
   }
 
   private renderMenu(): void {
@@ -333,14 +391,15 @@ export class Composer {
   private renderContext(): void {
     this.contextEl.textContent = '';
     this.context.forEach((c, i) => {
-      const chip = el('span', `chip ${c.kind}`);
+      const chip = el('span', `chip ${c.kind}${c.error ? ' error' : ''}`);
+      if (c.error) chip.title = c.error;
       if (c.kind === 'image' && c.data) {
         const img = el('img', 'chip-thumb');
         img.src = `data:${c.mimeType};base64,${c.data}`;
         img.alt = c.label;
         chip.appendChild(img);
       }
-      chip.appendChild(el('span', '', c.kind === 'file' ? `@${c.label}` : c.label));
+      chip.appendChild(el('span', '', c.error ? `${c.label}: ${c.error}` : c.kind === 'file' ? `@${c.label}` : c.label));
       const x = el('button', 'chip-remove', '×');
       x.title = 'Remove';
       x.addEventListener('click', () => {

@@ -11,6 +11,7 @@
 import type { ContentBlock, SessionUpdate, TurnEnd } from '../shared/acp';
 import type { ModelRetryParams } from '../shared/modelRetry';
 import type { ContextItem } from '../shared/panelProtocol';
+import { PROBLEMS_URI, problemsLabel, TERMINAL_URI, terminalLabel } from '../shared/mentions';
 
 export type { TurnEnd };
 
@@ -181,10 +182,14 @@ export function sentPrompt(blocks: readonly ContentBlock[], roots: string[]): Se
       }
     } else if (b.type === 'resource_link' && typeof b.uri === 'string') {
       const name = typeof b.name === 'string' && b.name ? b.name : relative(uriPath(b.uri), roots);
-      context.push({ kind: 'file', uri: b.uri, label: name });
+      const kind = /^https?:\/\//i.test(b.uri) ? 'url' : b.uri.startsWith('sidecar://git/') ? 'git' : 'file';
+      context.push({ kind, uri: b.uri, label: name });
     } else if (b.type === 'resource') {
       const uri = b.resource?.uri ?? '';
-      context.push({ kind: 'file', uri, label: relative(uriPath(uri), roots) });
+      const text = b.resource?.text ?? '';
+      if (uri === PROBLEMS_URI) context.push({ kind: 'problems', uri, label: problemsLabel(text), text });
+      else if (uri === TERMINAL_URI) context.push({ kind: 'terminal', uri, label: terminalLabel(text), text });
+      else context.push({ kind: 'file', uri, label: relative(uriPath(uri), roots) });
     } else if (b.type === 'image' && typeof b.data === 'string') {
       images += 1;
       context.push({ kind: 'image', uri: '', label: `image ${images}`, data: b.data, mimeType: typeof b.mimeType === 'string' ? b.mimeType : 'image/png' });

@@ -5,6 +5,7 @@
  */
 import type { ContentBlock, SessionUpdate } from '../shared/acp';
 import type { ContextItem, PostToHost } from '../shared/panelProtocol';
+import { namedInText } from '../shared/mentions';
 import { hasMention } from './composer';
 import { el } from './dom';
 import { md } from './markdown';
@@ -120,8 +121,8 @@ export class Transcript {
         img.src = `data:${c.mimeType};base64,${c.data}`;
         img.alt = c.label;
         wrap.appendChild(img);
-      } else if (!(c.kind === 'file' && hasMention(text, c.label))) {
-        // a file the text names as `@path` is shown once, in the text
+      } else if (!(c.kind === 'file' && hasMention(text, c.label)) && !namedInText(text, c)) {
+        // a file the text names as `@path`, a URL or commit as `@url …` / `@git <sha>`: shown once, in the text
         wrap.appendChild(el('span', 'chip', c.kind === 'file' ? `@${c.label}` : c.label));
       }
     }
