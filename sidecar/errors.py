@@ -3,7 +3,10 @@
     Exception
      ├── ToolError   a tool call failed in a way the model can recover from; the message is addressed to
      │               the model and says what to do next (sent back as a tool_result with is_error)
-     └── RpcError    a JSON-RPC error: sent back to the client, or received from it
+     ├── RpcError    a JSON-RPC error: sent back to the client, or received from it
+     │    └── ClientGone   the client's connection closed before it answered
+     └── ClientRequestError   a request to the client got no usable answer (raised by every request
+                     method of ``sidecar.session.ClientPort``; a caller catches this one type)
 
 JSON-RPC codes are ACP's (docs/protocol.md): a lower layer that raises ``RpcError`` names the code from
 this module, never a bare number.
@@ -11,7 +14,7 @@ this module, never a bare number.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -47,6 +50,32 @@ class ClientGone(RpcError):
 
     def __init__(self, message: str = "client disconnected") -> None:
         super().__init__(INTERNAL_ERROR, message)
+
+
+ClientFailure = Literal["error", "timeout", "gone", "invalid"]
+
+
+class ClientRequestError(Exception):
+    """A request to the client (the editor) did not get a usable answer.
+
+    ``kind``: ``"error"`` (the client answered a JSON-RPC error: ``code``, ``detail`` its message),
+    ``"timeout"`` (no answer within the limit; the client was told ``$/cancel_request``), ``"gone"``
+    (the connection closed), ``"invalid"`` (an answer without the fields the method promises).
+    Not an ``RpcError``: it describes the client's answer, it is never sent back to it.
+    """
+
+    def __init__(self, method: str, kind: ClientFailure, detail: str, code: int | None = None) -> None:
+        super().__init__(f"{method}: {detail}")
+        self.method = method
+        self.kind: ClientFailure = kind
+        self.detail = detail
+        self.code = code
+
+    def describe(self) -> str:
+        """One clause for a message to the model: ``fs/read_text_file answered error -32603: boom``."""
+        if self.kind == "error":
+            return f"{self.method} answered error {self.code}: {self.detail}"
+        return f"{self.method} failed: {self.detail}"
 
 
 # ACP: the request was cancelled by the client ($/cancel_request).

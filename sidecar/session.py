@@ -13,12 +13,12 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
-from sidecar.errors import INTERNAL_ERROR, ClientGone, RpcError
+from sidecar.errors import ClientGone, ClientRequestError, RpcError
 from sidecar.store import SessionStore
 from sidecar.textspan import common_prefix, common_suffix
 
@@ -92,22 +92,6 @@ class ClientChannel(Protocol):
 CLIENT_FS_TIMEOUT = float(os.environ.get("SIDECAR_CLIENT_FS_TIMEOUT") or 30)
 
 
-class ClientRequestError(Exception):
-    """A request to the editor did not get a usable answer.
-
-    ``kind``: ``"error"`` (the editor answered a JSON-RPC error: ``code``, ``detail`` its message),
-    ``"timeout"`` (no answer within the limit; the editor was told ``$/cancel_request``), ``"gone"``
-    (the connection closed), ``"invalid"`` (an answer without the expected fields).
-    """
-
-    def __init__(self, method: str, kind: str, detail: str, code: int | None = None) -> None:
-        super().__init__(f"{method}: {detail}")
-        self.method = method
-        self.kind = kind
-        self.detail = detail
-        self.code = code
-
-
 def sidecar_capability(channel: ClientChannel, name: str) -> bool:
     """Whether the client advertised ``clientCapabilities._meta.sidecar.<name>`` (docs/contract.md §3.3)."""
     meta = channel.client_capabilities.get("_meta") or {}
@@ -118,7 +102,11 @@ def sidecar_capability(channel: ClientChannel, name: str) -> bool:
 class ClientPort:
     """What the agent asks of the editor, one typed method per request (docs/contract.md §3.2, §3.3).
 
-    Every call site goes through here, never through raw method strings on the channel.
+    Every call site goes through here, never through raw method strings on the channel. The error
+    contract: every request method raises ``ClientRequestError`` (``sidecar.errors``) when the client
+    answers an error, does not answer in time, goes away, or answers without the fields the method
+    promises; nothing else escapes (a cancelled caller still gets ``CancelledError``). Notifications
+    (``update`` aside) never raise: the client may be gone and nobody waits for them.
     """
 
     def __init__(self, session_id: str, channel: ClientChannel) -> None:
@@ -128,6 +116,26 @@ class ClientPort:
     def capability(self, name: str) -> bool:
         return sidecar_capability(self.channel, name)
 
+    async def _request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
+        """The channel's answer to ``method``, or ``ClientRequestError`` saying why there is none."""
+        return await self._answer(method, self.channel.request(method, params), timeout)
+
+    @staticmethod
+    async def _answer(method: str, answering: Awaitable[Any], timeout: float | None = None) -> Any:
+        try:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a turn's cancel that arrives
+            # together with the answer.
+            async with asyncio.timeout(timeout):
+                return await answering
+        except TimeoutError:
+            raise ClientRequestError(method, "timeout", f"no answer within {timeout:g} s") from None
+        except ClientGone:
+            raise ClientRequestError(method, "gone", "the editor's connection closed") from None
+        except RpcError as exc:
+            raise ClientRequestError(method, "error", exc.message, exc.code) from None
+        except (ConnectionError, OSError) as exc:
+            raise ClientRequestError(method, "gone", f"the editor's connection closed ({exc})") from None
+
     async def update(self, update: dict[str, Any]) -> None:
         if isinstance(update.get("title"), str) and not update["title"].isprintable():
             update = {**update, "title": shown_text(update["title"])}  # a tool call's title: one line
@@ -135,19 +143,15 @@ class ClientPort:
 
     async def request_permission(self, tool_call: dict[str, Any],
                                  options: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """ACP ``session/request_permission``; the selected outcome dict, or None when cancelled/failed.
+        """ACP ``session/request_permission``: the selected outcome, or None when the user cancelled.
         The question's title and its options' names are shown with control characters escaped."""
         if isinstance(tool_call.get("title"), str):
             tool_call = {**tool_call, "title": shown_text(tool_call["title"])}
         options = [{**o, "name": shown_text(o["name"])} if isinstance(o.get("name"), str) else o for o in options]
         params = {"sessionId": self.session_id, "toolCall": tool_call, "options": options}
         own = getattr(self.channel, "request_permission", None)
-        try:
-            result = await own(params) if own is not None else await self.channel.request(
-                "session/request_permission", params)
-        except RpcError as exc:
-            log.warning("permission request failed: %s", exc.message)
-            return None
+        result = await self._answer("session/request_permission", own(params) if own is not None
+                                    else self.channel.request("session/request_permission", params))
         outcome = (result or {}).get("outcome") if isinstance(result, dict) else None
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             return None
@@ -155,15 +159,15 @@ class ClientPort:
 
     async def review_edit(self, params: dict[str, Any]) -> Any:
         """``_sidecar/review_edit`` (only when the client advertised ``reviewEdit``)."""
-        return await self.channel.request("_sidecar/review_edit", {"sessionId": self.session_id, **params})
+        return await self._request("_sidecar/review_edit", {"sessionId": self.session_id, **params})
 
     async def ask_user(self, params: dict[str, Any]) -> Any:
         """``_sidecar/ask_user`` (only when the client advertised ``askUser``)."""
-        return await self.channel.request("_sidecar/ask_user", {"sessionId": self.session_id, **params})
+        return await self._request("_sidecar/ask_user", {"sessionId": self.session_id, **params})
 
     async def elicit(self, params: dict[str, Any]) -> Any:
         """ACP ``elicitation/create`` (clients that advertise ``elicitation``)."""
-        return await self.channel.request("elicitation/create", params)
+        return await self._request("elicitation/create", params)
 
     def can_edit_buffers(self) -> bool:
         """Whether the editor applies edits to its open buffers (LSP ``workspace/applyEdit``)."""
@@ -171,7 +175,7 @@ class ClientPort:
 
     async def apply_buffer_edit(self, params: dict[str, Any]) -> Any:
         """``workspace/applyEdit``: the editor changes its buffer (undoable there); disk is untouched."""
-        return await self.channel.request("workspace/applyEdit", params)
+        return await self._request("workspace/applyEdit", params)
 
     def fs_capability(self, name: str) -> bool:
         """Whether the client advertised ``clientCapabilities.fs.<name>`` (``readTextFile``,
@@ -180,49 +184,30 @@ class ClientPort:
         return isinstance(fs, dict) and fs.get(name) is True
 
     async def read_text_file(self, path: str, *, line: int | None = None, limit: int | None = None) -> str:
-        """ACP ``fs/read_text_file``: the file's text as the editor has it (an unsaved buffer included).
-
-        Raises ``ClientRequestError`` when no usable answer comes."""
+        """ACP ``fs/read_text_file``: the file's text as the editor has it (an unsaved buffer included)."""
         params: dict[str, Any] = {"sessionId": self.session_id, "path": path}
         if line is not None:
             params["line"] = line
         if limit is not None:
             params["limit"] = limit
-        result = await self._fs_request("fs/read_text_file", params)
+        result = await self._request("fs/read_text_file", params, timeout=CLIENT_FS_TIMEOUT)
         content = result.get("content") if isinstance(result, dict) else None
         if not isinstance(content, str):
             raise ClientRequestError("fs/read_text_file", "invalid", "the answer has no text content")
         return content
 
     async def write_text_file(self, path: str, content: str) -> None:
-        """ACP ``fs/write_text_file``: the editor takes the new text (into its buffer, undoable there).
-
-        Raises ``ClientRequestError`` when no usable answer comes."""
-        await self._fs_request("fs/write_text_file", {"sessionId": self.session_id, "path": path,
-                                                      "content": content})
-
-    async def _fs_request(self, method: str, params: dict[str, Any]) -> Any:
-        try:
-            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a turn's cancel that arrives
-            # together with the answer.
-            async with asyncio.timeout(CLIENT_FS_TIMEOUT):
-                return await self.channel.request(method, params)
-        except TimeoutError:
-            raise ClientRequestError(method, "timeout", f"no answer within {CLIENT_FS_TIMEOUT:g} s") from None
-        except ClientGone:
-            raise ClientRequestError(method, "gone", "the editor's connection closed") from None
-        except RpcError as exc:
-            raise ClientRequestError(method, "error", exc.message, exc.code) from None
-        except (ConnectionError, OSError) as exc:
-            raise ClientRequestError(method, "gone", f"the editor's connection closed ({exc})") from None
+        """ACP ``fs/write_text_file``: the editor takes the new text (into its buffer, undoable there)."""
+        await self._request("fs/write_text_file", {"sessionId": self.session_id, "path": path, "content": content},
+                            timeout=CLIENT_FS_TIMEOUT)
 
     async def lsp_query(self, params: dict[str, Any]) -> Any:
         """``_sidecar/lsp_query``: the editor's own language servers answer."""
-        return await self.channel.request("_sidecar/lsp_query", params)
+        return await self._request("_sidecar/lsp_query", params)
 
     async def diagnostics(self, uris: list[str]) -> Any:
         """``_sidecar/diagnostics`` for the given URIs."""
-        return await self.channel.request("_sidecar/diagnostics", {"uris": uris})
+        return await self._request("_sidecar/diagnostics", {"uris": uris})
 
     # ---- the client's terminals (ACP ``terminal/*``, only when it advertised ``terminal: true``) -----
     def offers_terminal(self) -> bool:
@@ -231,35 +216,34 @@ class ClientPort:
 
     async def create_terminal(self, command: str, args: list[str], cwd: str, output_byte_limit: int) -> str:
         """``terminal/create``: the client starts ``command args`` and answers at once; its terminal id."""
-        result = await self.channel.request("terminal/create", {
+        result = await self._request("terminal/create", {
             "sessionId": self.session_id, "command": command, "args": args, "env": [], "cwd": cwd,
             "outputByteLimit": output_byte_limit})
         terminal_id = result.get("terminalId") if isinstance(result, dict) else None
         if not isinstance(terminal_id, str) or not terminal_id:
-            raise RpcError(INTERNAL_ERROR, f"terminal/create answered without a terminalId: {result!r}"[:300])
+            raise ClientRequestError("terminal/create", "invalid", f"answered without a terminalId: {result!r}"[:300])
         return terminal_id
 
     async def terminal_output(self, terminal_id: str) -> dict[str, Any]:
         """``terminal/output``: ``{output, truncated, exitStatus?}`` so far."""
-        result = await self.channel.request("terminal/output",
-                                            {"sessionId": self.session_id, "terminalId": terminal_id})
+        result = await self._request("terminal/output", {"sessionId": self.session_id, "terminalId": terminal_id})
         if not isinstance(result, dict) or not isinstance(result.get("output"), str):
-            raise RpcError(INTERNAL_ERROR, f"terminal/output answered without output: {result!r}"[:300])
+            raise ClientRequestError("terminal/output", "invalid", f"answered without output: {result!r}"[:300])
         return result
 
     async def wait_for_terminal_exit(self, terminal_id: str) -> dict[str, Any]:
         """``terminal/wait_for_exit``: ``{exitCode?, signal?}`` once the command ended."""
-        result = await self.channel.request("terminal/wait_for_exit",
-                                            {"sessionId": self.session_id, "terminalId": terminal_id})
+        result = await self._request("terminal/wait_for_exit",
+                                     {"sessionId": self.session_id, "terminalId": terminal_id})
         return result if isinstance(result, dict) else {}
 
     async def kill_terminal(self, terminal_id: str) -> None:
         """``terminal/kill``: the command stops; the terminal stays readable until released."""
-        await self.channel.request("terminal/kill", {"sessionId": self.session_id, "terminalId": terminal_id})
+        await self._request("terminal/kill", {"sessionId": self.session_id, "terminalId": terminal_id})
 
     async def release_terminal(self, terminal_id: str) -> None:
         """``terminal/release``: the client may forget it (still shown where a tool call embeds it)."""
-        await self.channel.request("terminal/release", {"sessionId": self.session_id, "terminalId": terminal_id})
+        await self._request("terminal/release", {"sessionId": self.session_id, "terminalId": terminal_id})
 
     async def model_retry(self, params: dict[str, Any]) -> None:
         """``_sidecar/model_retry``: a model request failed and will be retried (docs/protocol.md)."""

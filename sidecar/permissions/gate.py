@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from sidecar.errors import ToolError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.permissions.rules import (
     EDIT_RULE_TOOL,
@@ -331,7 +331,11 @@ class PermissionGate:
             tool_call["locations"] = locations
         if request.content:
             tool_call["content"] = request.content
-        outcome = await self.session.client.request_permission(tool_call, options)
+        try:
+            outcome = await self.session.client.request_permission(tool_call, options)
+        except ClientRequestError as exc:  # no answer is no permission: as if the user had cancelled
+            log.warning("permission request failed: %s", exc)
+            outcome = None
         if outcome is None:
             return UserAnswer(allowed=False, cancelled=True)
         option_id = str(outcome.get("optionId", ""))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from sidecar.errors import RpcError, ToolError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.gate import CallContext, denial_message, rejection_message
 from sidecar.permissions.request import PermissionRequest
 from sidecar.workspace.diffs import apply_hunks, make_diff
@@ -141,8 +141,8 @@ async def _ask_review(ctx: CallContext, path: Path, old_text: str | None, new_te
               "oldText": old_text, "newText": new_text, "unifiedDiff": unified, "hunks": hunks}
     try:
         result = await session.client.review_edit(params)
-    except RpcError as exc:
-        log.warning("_sidecar/review_edit failed (%s); asking with a permission request", exc.message)
+    except ClientRequestError as exc:
+        log.warning("_sidecar/review_edit failed (%s); asking with a permission request", exc.detail)
         answer = await session.permissions.ask_user(request, ctx)
         if answer.allowed:
             return ReviewOutcome(True, new_text, "", editor_content=[diff_content(path, old_text, new_text)])

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from sidecar.errors import ClientRequestError
 from sidecar.memory.nested import MEMORY_NAMES, import_targets, refused_always
 from sidecar.permissions.settings import (
     local_settings_path,
@@ -361,7 +362,11 @@ class WorkspaceTrust:
                      "content": [{"type": "content", "content": {"type": "text", "text": text}}],
                      "_meta": {"sidecar": {"trust": kind}}}
         opts = [{"optionId": kind_id, "name": name, "kind": kind_id} for kind_id, name in options]
-        outcome = await self.session.client.request_permission(tool_call, opts)
+        try:
+            outcome = await self.session.client.request_permission(tool_call, opts)
+        except ClientRequestError as exc:  # no answer: as if the user had dismissed the question
+            log.warning("trust question failed: %s", exc)
+            outcome = None
         if outcome is None:
             return None
         chosen = str(outcome.get("optionId", ""))

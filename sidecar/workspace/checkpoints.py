@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.errors import ToolError
-from sidecar.session import ClientRequestError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.workspace.ledger import Fingerprint, LedgerEntry, ReadLedger, digest
 from sidecar.workspace.shadow import MAX_FILE_BYTES, ShadowError, ShadowRepo, prune_old_repos
 from sidecar.workspace.textfile import atomic_write

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.errors import ToolError
+from sidecar.errors import ClientGone, RpcError, ToolError
 from sidecar.permissions.gate import HookVerdict
 from sidecar.permissions.request import PermissionRequest
 from tests.permissions.perm_support import ScriptedChannel, ctx_of, make_session, write_settings
@@ -95,6 +95,20 @@ async def test_cancelled_question_is_refused(project: Path) -> None:
     session = make_session(project, channel)
     with pytest.raises(ToolError, match="cancelled"):
         await session.permissions.require(bash("make"), ctx_of(session))
+
+
+@pytest.mark.parametrize("failure", [RpcError(-32603, "the dialog crashed"), ClientGone(), BrokenPipeError(32, "pipe")])
+async def test_a_permission_request_the_editor_fails_refuses_the_call(project: Path, failure: Exception) -> None:
+    """The port turns every failure into ``ClientRequestError``; the gate answers it as a cancelled question."""
+    channel = ScriptedChannel()
+
+    async def fail(method: str, params: dict[str, Any]) -> Any:
+        raise failure
+    channel.responder = fail
+    session = make_session(project, channel)
+    with pytest.raises(ToolError, match="cancelled"):
+        await session.permissions.require(bash("make"), ctx_of(session))
+    assert channel.methods() == ["session/request_permission"]
 
 
 async def test_plan_mode_refuses_changes_but_not_reads(project: Path) -> None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sidecar.errors import RpcError, ToolError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.secrets import redact
 from sidecar.tools.bash import runner, sandbox
 
@@ -160,7 +160,7 @@ async def run(port: ClientPort, shells: ShellManager, command: str, call_id: str
         try:
             async with asyncio.timeout(CLIENT_ANSWER_S):
                 done.terminal_id = await asyncio.shield(creating)
-        except (RpcError, OSError, TimeoutError) as exc:
+        except (ClientRequestError, TimeoutError) as exc:
             creating.cancel()  # an unanswered create is forgotten ($/cancel_request)
             raise ToolError(
                 f"The editor could not start the command in its terminal ({_describe('terminal/create', exc)}). "
@@ -213,7 +213,7 @@ async def _wait(port: ClientPort, done: TerminalRun, terminal_id: str, timeout_m
         done.timed_out = done.killed = True
         await _ask(port.kill_terminal(terminal_id), "terminal/kill")
         status = await _ask(port.wait_for_terminal_exit(terminal_id), "terminal/wait_for_exit")
-    except (RpcError, OSError) as exc:
+    except ClientRequestError as exc:
         raise ToolError(
             f"The editor's terminal failed while the command ran ({_describe('terminal/wait_for_exit', exc)}); "
             "the command was stopped. Its effects so far may remain: check before running it again.") from None
@@ -232,7 +232,7 @@ async def _poll_head(port: ClientPort, done: TerminalRun, terminal_id: str) -> N
         delay = min(POLL_EVERY_S, delay * 2)
         try:
             out = await port.terminal_output(terminal_id)
-        except (RpcError, OSError) as exc:
+        except ClientRequestError as exc:
             log.debug("terminal/output while running failed: %s", exc)
             return
         if out.get("truncated"):
@@ -282,7 +282,7 @@ async def _ask(request: Awaitable[Any], method: str) -> Any:
     try:
         async with asyncio.timeout(CLIENT_ANSWER_S):
             return await request
-    except (RpcError, OSError, TimeoutError) as exc:
+    except (ClientRequestError, TimeoutError) as exc:
         raise ToolError(f"the editor's terminal failed ({_describe(method, exc)})") from None
 
 
@@ -306,9 +306,7 @@ async def _release(port: ClientPort, terminal_id: str | None, policy: sandbox.Sa
         log.info("terminal/release %s failed: %s", terminal_id, exc)
 
 
-def _describe(method: str, exc: BaseException) -> str:
-    if isinstance(exc, RpcError):
-        return f"{method} answered error {exc.code}: {exc.message}"
-    if isinstance(exc, TimeoutError):
-        return f"{method} got no answer within {CLIENT_ANSWER_S:.0f} s"
-    return f"{method} failed: {exc}"
+def _describe(method: str, exc: ClientRequestError | TimeoutError) -> str:
+    if isinstance(exc, ClientRequestError):
+        return exc.describe()
+    return f"{method} got no answer within {CLIENT_ANSWER_S:.0f} s"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sidecar.errors import ToolError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.tools.base import TextBlock, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.common import ledger_of, review, snippet
@@ -79,10 +79,15 @@ async def edit_buffer(ctx: ToolContext, path: Path, who: str, old_string: str, n
     edit: dict[str, Any] = {"range": {"start": lsp_position(text, a), "end": lsp_position(text, len(text) - tail)},
                             "newText": final[a:len(final) - tail]}
     buffers.expect(buf.uri, final)
-    result = await ctx.session.client.apply_buffer_edit({
-        "label": f"Sidecar: Edit {who}",
-        "edit": {"documentChanges": [{"textDocument": {"uri": buf.uri, "version": version}, "edits": [edit]}]},
-    })
+    try:
+        result = await ctx.session.client.apply_buffer_edit({
+            "label": f"Sidecar: Edit {who}",
+            "edit": {"documentChanges": [{"textDocument": {"uri": buf.uri, "version": version}, "edits": [edit]}]},
+        })
+    except ClientRequestError as exc:
+        buffers.expect(buf.uri, "")
+        raise ToolError(f"The editor did not apply the edit to {who} ({exc.describe()}); nothing changed. Read "
+                        "the file again and redo the change.") from None
     applied = isinstance(result, dict) and bool(result.get("applied"))
     if not applied:
         buffers.expect(buf.uri, "")

@@ -30,8 +30,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidecar.errors import ToolError
-from sidecar.session import ClientRequestError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.common import ledger_of
 from sidecar.workspace.ledger import (

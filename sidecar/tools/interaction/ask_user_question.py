@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sidecar.errors import ToolError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
@@ -141,12 +141,10 @@ Answers = dict[str, list[str]]
 
 
 async def ask_via_extension(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
-    from sidecar.errors import RpcError
-
     try:
         result = await ctx.session.client.ask_user({"toolCallId": ctx.tool_call_id, "questions": questions})
-    except RpcError as exc:
-        raise ToolError(f"The editor could not show the question ({exc.message}). Ask the user in plain text "
+    except ClientRequestError as exc:
+        raise ToolError(f"The editor could not show the question ({exc.detail}). Ask the user in plain text "
                         "in your reply instead, and end your turn.") from None
     if not isinstance(result, dict) or result.get("outcome") != "answered":
         return None
@@ -167,8 +165,6 @@ def _has_form_elicitation(ctx: ToolContext) -> bool:
 
 async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
     """ACP ``elicitation/create``, form mode: per question a choice property and an optional free-text one."""
-    from sidecar.errors import RpcError
-
     properties: dict[str, Any] = {}
     required: list[str] = []
     for i, q in enumerate(questions):
@@ -187,8 +183,8 @@ async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]])
               "requestedSchema": {"type": "object", "properties": properties, "required": required}}
     try:
         result = await ctx.session.client.elicit(params)
-    except RpcError as exc:
-        log.warning("elicitation/create failed (%s); falling back to permission options", exc.message)
+    except ClientRequestError as exc:
+        log.warning("elicitation/create failed (%s); falling back to permission options", exc.detail)
         return await ask_via_permission(ctx, questions)
     if not isinstance(result, dict) or result.get("action") != "accept":
         return None

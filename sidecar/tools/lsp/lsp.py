@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import Field
 
-from sidecar.errors import RpcError, ToolError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.base import Location, Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
@@ -208,8 +208,8 @@ def _editor_backend(ctx: ToolContext) -> Backend:
             wire["item"] = params["item"]
         try:
             answer = await ctx.session.client.lsp_query(wire)
-        except RpcError as exc:
-            raise ToolError(f"The editor could not answer {operation}: {exc.message}. Make sure a "
+        except ClientRequestError as exc:
+            raise ToolError(f"The editor could not answer {operation}: {exc.detail}. Make sure a "
                             "language extension for this file type is installed and active, or use "
                             "Grep/Read.") from exc
         return answer.get("result") if isinstance(answer, dict) else None
