@@ -206,7 +206,8 @@ export interface PanelVisibilityParams {
 
 export interface RewindParams {
   sessionId: string;
-  toMessageId: string;
+  /** required unless `toolCallId` names the point */
+  toMessageId?: string;
   /** restore files (default true) */
   files?: boolean;
   /** truncate the conversation (default true; must be false with `toolCallId`) */
@@ -218,7 +219,8 @@ export interface RewindParams {
 /** `_sidecar/sessions/compare`: what a rewind of the files to the same point would change. */
 export interface CompareParams {
   sessionId: string;
-  toMessageId: string;
+  /** one of the two: a user message, or a writing tool call (the state before it) */
+  toMessageId?: string;
   toolCallId?: string;
 }
 

@@ -50,7 +50,12 @@ class RewindRequest(Params):
     """``_sidecar/sessions/rewind`` and ``_sidecar/sessions/compare`` (docs/contract.md §3.3)."""
 
     session_id: Annotated[str, Field(alias="sessionId")]
-    to_message_id: Annotated[str, Field(alias="toMessageId")]
+    # One of the two: a user message, or a writing tool call (its turn is found from it).
+    to_message_id: Annotated[str | None, Field(alias="toMessageId")] = None
     tool_call_id: Annotated[str | None, Field(alias="toolCallId")] = None
+
+    def model_post_init(self, _context: Any) -> None:
+        if self.to_message_id is None and self.tool_call_id is None:
+            raise ValueError("toMessageId is required (or toolCallId, for the state before that tool call)")
     files: bool = True
     conversation: bool = True

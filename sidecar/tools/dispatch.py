@@ -171,9 +171,10 @@ class Dispatcher:
             output = ToolOutput.text(
                 f"{call.name} failed with an internal error: {type(exc).__name__}: {exc}. "
                 "This is a fault in the tool, not in your input; try another approach.", is_error=True)
+        restore_point = False
         for after in self.session.services.get("after_tool_call", ()):
-            try:  # e.g. a checkpoint of what the call changed
-                await after(call.name, writes, call.id)
+            try:  # e.g. a checkpoint of what the call changed (True: the state before it can be restored)
+                restore_point = bool(await after(call.name, writes, call.id)) or restore_point
             except Exception:
                 log.exception("after-tool-call observer failed")
         output = self._bounded(call, output)
@@ -181,6 +182,8 @@ class Dispatcher:
             "tool": call.name, "time": started, "duration_ms": int((time.monotonic() - started_monotonic) * 1000),
             "is_error": output.is_error,
         })
+        if restore_point:  # the client may offer Compare / Restore to before this call (docs/protocol.md)
+            output.metadata["restore_point"] = True
         await self._finish_update(call, output)
         self.session.audit("tool_result", toolCallId=call.id, tool=call.name, is_error=output.is_error,
                            metadata=output.metadata)

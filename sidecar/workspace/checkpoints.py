@@ -257,19 +257,21 @@ class Checkpoints:
         if tool_name in WRITING_TOOLS and may_write and task is not None and not task.done():
             await asyncio.shield(task)
 
-    async def after_tool(self, tool_name: str, may_write: bool = True, tool_call_id: str | None = None) -> None:
+    async def after_tool(self, tool_name: str, may_write: bool = True, tool_call_id: str | None = None) -> bool:
         """Snapshot after a tool call that may have written (its changes are the agent's); the call's id
-        names it as a restore point (the state before the call)."""
+        names it as a restore point (the state before the call). True when it is one."""
         if tool_name not in WRITING_TOOLS or not may_write or not self.checkpoints:
-            return
+            return False
         async with self._lock:
             commit = await self._snapshot("tool")
-            if commit is not None:
-                cp = self.checkpoints[-1]
-                cp.snapshots.append(("tool", commit))
-                if tool_call_id is not None:
-                    cp.tool_calls[tool_call_id] = commit
-                self._save()
+            if commit is None:
+                return False
+            cp = self.checkpoints[-1]
+            cp.snapshots.append(("tool", commit))
+            if tool_call_id is not None:
+                cp.tool_calls[tool_call_id] = commit
+            self._save()
+            return tool_call_id is not None
 
     async def _prune(self) -> None:
         keep = {c for cp in self.checkpoints for _, c in cp.snapshots}
@@ -296,12 +298,19 @@ class Checkpoints:
         ``toolCallId`` when it names one of that turn's writing tool calls (the state before it)."""
         from sidecar.errors import RESOURCE_NOT_FOUND, RpcError
 
+        tool_call = params.get("toolCallId")
+        if params.get("toMessageId") is None and tool_call is not None:
+            index = next((i for i, cp in enumerate(self.checkpoints) if str(tool_call) in cp.tool_calls), None)
+            if index is None:
+                raise RpcError(RESOURCE_NOT_FOUND, f"Unknown toolCallId {tool_call!r}: no restore point of this "
+                                                   "session was taken after it (it wrote nothing, or was restored "
+                                                   "past already)")
+            return index, str(tool_call)
         target = str(params.get("toMessageId") or "")
         index = next((i for i, cp in enumerate(self.checkpoints) if cp.message_id == target), None)
         if index is None:
             known = ", ".join(cp.message_id for cp in self.checkpoints) or "none"
             raise RpcError(RESOURCE_NOT_FOUND, f"Unknown toMessageId {target!r}; this session's user messages: {known}")
-        tool_call = params.get("toolCallId")
         if tool_call is None:
             return index, None
         calls = self.checkpoints[index].tool_calls

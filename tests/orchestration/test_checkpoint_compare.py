@@ -46,6 +46,11 @@ async def test_compare_lists_what_a_restore_changes_per_message_and_per_tool_cal
     [write_new] = tool_call_ids(harness.process.updates, "Write")
     hello_now = hello.read_text()
     assert "Howdy" in hello_now and blob.read_bytes() == b"\xff\xfe"
+    # Each writing call's card is told it is a restore point; a Read is not one.
+    points = {u["update"]["toolCallId"] for u in harness.process.updates
+              if u["update"]["sessionUpdate"] == "tool_call_update"
+              and (u["update"].get("_meta") or {}).get("sidecar", {}).get("metadata", {}).get("restore_point")}
+    assert len(points) == 4 and {edit_hello, edit_notes, write_new} <= points
 
     # Before the message: every file the turn changed, with the checkpoint's text and the current one.
     compared = await harness.process.request("_sidecar/sessions/compare",
@@ -59,9 +64,12 @@ async def test_compare_lists_what_a_restore_changes_per_message_and_per_tool_cal
     # Compare writes nothing.
     assert hello.read_text() == hello_now and new.exists()
 
-    # Before the Write: hello.py's Edit came earlier, so it is not part of that restore.
+    # Before the Write: hello.py's Edit came earlier, so it is not part of that restore. The tool call
+    # alone names the point too (its turn is found from it).
     compared = await harness.process.request("_sidecar/sessions/compare", {
         "sessionId": session, "toMessageId": message, "toolCallId": write_new})
+    assert await harness.process.request("_sidecar/sessions/compare", {
+        "sessionId": session, "toolCallId": write_new}) == compared
     assert [(f["path"], f["change"]) for f in compared["files"]] == [
         (str(blob), "delete"), (str(new), "delete"), (str(notes), "modify")]
 
@@ -78,7 +86,7 @@ async def test_compare_lists_what_a_restore_changes_per_message_and_per_tool_cal
             "sessionId": session, "toMessageId": message, "toolCallId": write_new, "conversation": True})
     assert err.value.code == -32602
     rewound = await harness.process.request("_sidecar/sessions/rewind", {
-        "sessionId": session, "toMessageId": message, "toolCallId": write_new, "conversation": False})
+        "sessionId": session, "toolCallId": write_new, "conversation": False})
     assert sorted(rewound["restored"]) == [str(blob), str(new)]
     assert rewound["conflicts"] == [{"path": str(notes), "reason": "changed since the agent last wrote it; "
                                                                     "left as it is"}]
@@ -90,6 +98,10 @@ async def test_compare_lists_what_a_restore_changes_per_message_and_per_tool_cal
     with pytest.raises(RemoteError, match="Unknown toolCallId") as err:
         await harness.process.request("_sidecar/sessions/compare", {
             "sessionId": session, "toMessageId": message, "toolCallId": write_new})
+    assert err.value.code == -32002
+    with pytest.raises(RemoteError, match="no restore point of this session was taken after it") as err:
+        await harness.process.request("_sidecar/sessions/rewind", {"sessionId": session, "toolCallId": write_new,
+                                                                  "conversation": False})
     assert err.value.code == -32002
     compared = await harness.process.request("_sidecar/sessions/compare", {
         "sessionId": session, "toMessageId": message, "toolCallId": edit_hello})
