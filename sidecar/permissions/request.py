@@ -32,6 +32,9 @@ class PermissionRequest:
     suggested_rule: str | None = None
     # ACP ToolCallContent shown with the question (a diff for edits).
     content: list[dict[str, Any]] = field(default_factory=list)
+    # Why the call needs the user's approval when nothing else decides (a shell command's first part
+    # that is not read-only, as the classifier says); None: "needs approval".
+    ask_reason: str | None = None
     # Refused in every mode, bypass included (catastrophic shell commands): the reason.
     forbidden_reason: str | None = None
     # A shell command's file arguments (canonical), under the same path policy as Read and Write:

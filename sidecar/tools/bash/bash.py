@@ -22,7 +22,7 @@ from sidecar.shell.classify import GIT_PROGRAMS_REASON, Analysis, Where, analyze
 from sidecar.shell.rules import describe_rule, suggest_rule
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.bash import runner, sandbox, terminal
-from sidecar.tools.bash.check_command import bash_request
+from sidecar.tools.bash.command_request import command_request
 from sidecar.tools.bash.shells import ShellManager, shells_of
 from sidecar.tools.context import ToolContext
 from sidecar.workspace.gitenv import repo_programs
@@ -232,7 +232,7 @@ class Bash(Tool[BashInput]):
         suggestion = None
         if pending and pending[0].words and "\n" not in inp.command:
             suggestion = suggest_rule(pending[0].words, pending[0].text)
-        request = bash_request(
+        request = command_request(
             analysis, raw_input=inp.model_dump(exclude_none=True), suggested_rule=suggestion
         )
         request.title = self.title(inp.model_dump())

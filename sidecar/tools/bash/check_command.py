@@ -8,7 +8,7 @@ Each JSON object: ``{"command", "read_only", "decision", "rule", "subcommands": 
 (``defaultMode``, else ``default``) without asking anyone: ``allow``, ``ask`` (the user would be asked) or
 ``deny``. Rules come from ``--settings FILE`` alone when given (Claude Code format
 ``{"permissions": {"allow": [...], "ask": [...], "deny": [...]}}``), else from the usual settings files
-for ``--cwd``. The rules engine is the shared one (``sidecar.permissions.rules.evaluate``).
+for ``--cwd``. The decision is the gate's own table (``sidecar.permissions.decide``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sidecar.permissions.request import PermissionRequest
-from sidecar.permissions.rules import PathContext, Rule, command_paths_verdict, evaluate
+from sidecar.permissions.decide import decide as decide_request
+from sidecar.permissions.rules import Rule
 from sidecar.shell.classify import Analysis, Where, analyze
+from sidecar.tools.bash.command_request import command_request
 
 
 @dataclass
@@ -32,71 +33,18 @@ class Verdict:
     reason: str
 
 
-def bash_request(
-    analysis: Analysis, raw_input: dict[str, Any] | None = None, suggested_rule: str | None = None
-) -> PermissionRequest:
-    """The PermissionRequest the Bash tool sends for ``analysis`` (shared with ``bash.py``)."""
-    request = PermissionRequest(
-        tool_name="Bash",
-        access="execute",
-        title=analysis.command.strip().splitlines()[0][:200] if analysis.command.strip() else "Bash",
-        raw_input=raw_input if raw_input is not None else {"command": analysis.command},
-        rule_subject=analysis.command.strip(),
-        rule_parts=analysis.rule_parts,
-        read_only=analysis.read_only,
-        read_only_parts=[s.text for s in analysis.subcommands if s.cls == "read-only"],
-        match_parts=list(analysis.match_texts),
-        suggested_rule=suggested_rule,
-        forbidden_reason=analysis.catastrophic,
-    )
-    add_file_arguments(request, analysis)
-    return request
-
-
-def add_file_arguments(request: PermissionRequest, analysis: Analysis) -> None:
-    """The command's file arguments onto ``request`` (the one path policy, docs/permissions.md).
-
-    They come from the classifier (``Analysis.read_paths`` / ``write_paths`` / ``dynamic_paths``). A
-    run-time word could lie outside the roots when it expands a variable or a command (``$HOME/x``,
-    ``$(…)``), starts at ``/`` or ``~``, climbs with ``..``, or follows a ``cd`` in the same command."""
-    request.read_paths = [Path(p) for p in getattr(analysis, "read_paths", [])]
-    request.write_paths = [Path(p) for p in getattr(analysis, "write_paths", [])]
-    request.tree_paths = [Path(p) for p in getattr(analysis, "tree_paths", [])]
-    unknown = [str(w) for w in getattr(analysis, "dynamic_paths", [])]
-    request.unknown_paths = unknown
-    moved = any(s.words[:1] in (["cd"], ["pushd"]) for s in analysis.subcommands)
-    request.unknown_paths_outside = any(_could_be_outside(w, moved) for w in unknown)
-
-
-def _could_be_outside(word: str, moved: bool) -> bool:
-    bare = word.strip("'\"")
-    return (moved or "$" in bare or "`" in bare or bare.startswith(("/", "~")) or ".." in bare)
-
-
 def decide(analysis: Analysis, rules: list[Rule], cwd: Path, mode: str = "default") -> Verdict:
-    """The gate's decision for a Bash call, minus hooks and the user (see ``PermissionGate.decide``)."""
-    if analysis.catastrophic:
-        return Verdict("deny", None, f"refused in every mode: {analysis.catastrophic}")
-    request = bash_request(analysis)
-    verdict = evaluate(rules, request, PathContext.for_cwd(cwd), request.read_only_parts)
-    rule_text = ", ".join(r.text for r in verdict.rules) if verdict.rules else None
-    if verdict.behavior == "deny":
-        return Verdict("deny", rule_text, f"denied by rule {rule_text}")
-    if mode == "plan" and not analysis.read_only:
-        return Verdict("deny", None, "plan mode allows no changes")
-    if verdict.behavior == "ask":
-        return Verdict("ask", rule_text, f"rule {rule_text} asks")
-    files_reason = command_paths_verdict(rules, request, PathContext.for_cwd(cwd),
-                                         lambda p: p == cwd or p.is_relative_to(cwd))
-    if analysis.read_only and files_reason is None:
-        return Verdict("allow", None, "read-only")
-    if verdict.behavior == "allow":
-        return Verdict("allow", rule_text, f"allowed by rule {rule_text}")
-    if mode == "bypassPermissions":
-        return Verdict("allow", None, "bypassPermissions mode")
-    worst = max(analysis.subcommands, key=lambda s: (s.cls == "read-only" and -1) or 0, default=None)
-    why = next((s.reason for s in analysis.subcommands if s.cls != "read-only" and s.reason), "")
-    return Verdict("ask", None, files_reason or why or (worst.reason if worst else "needs approval"))
+    """The gate's decision for a Bash call in ``cwd`` (the one root), minus hooks and the user: the
+    shared table (``sidecar.permissions.decide``) on the request the Bash tool sends."""
+    decision = decide_request(command_request(analysis), rules, mode, [cwd], cwd=cwd)
+    rule_text = decision.rule if decision.decided_by == "rule" else None
+    if decision.decided_by == "safety" and decision.verdict == "deny":
+        reason = f"refused in every mode: {decision.reason}"
+    elif decision.decided_by == "default" and decision.verdict == "allow":
+        reason = "read-only"  # the CLI's word: the command runs without a question
+    else:
+        reason = decision.reason
+    return Verdict(decision.verdict, rule_text, reason)
 
 
 def load_rules(settings_file: Path | None, cwd: Path) -> tuple[list[Rule], str]:
