@@ -9,6 +9,7 @@ import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { ModelRetryParams } from './shared/modelRetry';
 import type { SessionConfigOption } from './shared/configOptions';
 import type { ContentBlock, ModeId, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, StopReason } from './shared/acp';
+import type { Spend, Usage } from './shared/spend';
 
 // The ACP shapes the panel reads too are declared in shared/acp.ts (types only, both bundles import them).
 export type * from './shared/acp';
@@ -95,8 +96,11 @@ export interface PromptParams {
 }
 export interface PromptResult {
   stopReason: StopReason;
-  /** `_meta.sidecar.userMessageId`: the id `_sidecar/sessions/rewind` takes to go back before this prompt. */
-  _meta?: { sidecar?: { userMessageId?: string } };
+  /** ACP's (unstable) usage of the turn */
+  usage?: Usage;
+  /** `_meta.sidecar.userMessageId`: the id `_sidecar/sessions/rewind` takes to go back before this prompt;
+   * `spend`: what the turn and the session cost (docs/model.md, "Cost"). */
+  _meta?: { sidecar?: { userMessageId?: string; spend?: Spend } };
 }
 
 export interface SetModeParams {

@@ -30,6 +30,8 @@ export interface Settings {
   initialMode: ModeId;
   permissions: PermissionRules;
   approvalStyle: ApprovalStyle;
+  /** Model prices overriding the sidecar's table, `{model: {input, output, cacheWrite?, cacheRead?}}` (docs/model.md). */
+  prices: Record<string, unknown>;
 }
 
 /** What the workspace's own settings (folder or workspace scope) ask for; never applied as the user's. */
@@ -57,7 +59,7 @@ export interface SettingSource {
 }
 
 /** Settings whose workspace value is never used, in any window (they spend the user's money or run code). */
-const USER_ONLY = ['model', 'smallModel', 'effort', 'setupPython'] as const;
+const USER_ONLY = ['model', 'smallModel', 'effort', 'setupPython', 'prices'] as const;
 
 const MODES: readonly ModeId[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
 
@@ -89,6 +91,10 @@ function rules(value: unknown): PermissionRules {
   return { allow: strings(v.allow), ask: strings(v.ask), deny: strings(v.deny) };
 }
 
+function prices(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
 function mode(value: unknown): ModeId | undefined {
   return typeof value === 'string' && (MODES as readonly string[]).includes(value) ? (value as ModeId) : undefined;
 }
@@ -108,6 +114,8 @@ export function userSettings(src: SettingSource): Settings {
     permissions: rules(u('permissions')),
     // Only how approvals are asked: harmless from any scope.
     approvalStyle: style === 'modal' || style === 'quickPick' ? style : 'notification',
+    // A repository could make the agent look cheap: prices are the user's only.
+    prices: prices(u('prices')),
   };
 }
 
@@ -149,6 +157,7 @@ export function sidecarSettings(s: Settings, apiBaseUrl: string = s.apiBaseUrl):
   if (s.smallModel) out.smallModel = s.smallModel;
   if (s.effort) out.effort = s.effort;
   if (apiBaseUrl) out.apiBaseUrl = apiBaseUrl;
+  if (Object.keys(s.prices).length) out.prices = s.prices;
   return out;
 }
 
@@ -161,4 +170,4 @@ export function sidecarWorkspaceSettings(w: WorkspaceScoped): Record<string, unk
 }
 
 /** Settings whose change needs the sidecar restarted (it reads them at start). */
-export const RESTART_KEYS = ['pythonPath', 'model', 'smallModel', 'effort', 'apiBaseUrl', 'permissions', 'initialMode'].map((k) => `sidecar.${k}`);
+export const RESTART_KEYS = ['pythonPath', 'model', 'smallModel', 'effort', 'apiBaseUrl', 'permissions', 'initialMode', 'prices'].map((k) => `sidecar.${k}`);

@@ -285,6 +285,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     </select>
     <span id="config" class="config-picker"></span>
     <span class="grow"></span>
+    <span id="session-cost" class="session-cost" aria-label="Session cost"></span>
     <span class="usage-wrap"><span id="usage" class="usage"></span><span class="usage-bar"><span class="usage-bar-fill"></span></span></span>
   </div>
   <div class="row actions">

@@ -25,6 +25,7 @@ import {
   type StopReason,
 } from '../protocol';
 import type { ContextItem, PromptError, ToView } from '../shared/panelProtocol';
+import type { Spend } from '../shared/spend';
 
 /** ACP's "resource not found" (an unknown sessionId). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -317,12 +318,14 @@ export class Sessions {
     this.pushState();
     let stop: StopReason | 'error' = 'error';
     let error: PromptError | undefined;
+    let spend: Spend | undefined;
     let sessionId = this.sessionId;
     try {
       if (!sessionId) sessionId = await this.newSession(false);
       this.busy = true;
       const r = await this.conn().sendRequest<object, PromptResult>(SessionPrompt, { sessionId, prompt: blocks });
       stop = r.stopReason;
+      spend = r._meta?.sidecar?.spend;
       const messageId = r._meta?.sidecar?.userMessageId;
       if (messageId) this.view.post({ type: 'userMessageId', promptId, messageId });
     } catch (e) {
@@ -333,7 +336,7 @@ export class Sessions {
     } finally {
       this.busy = false;
       if (sessionId) this.onTurnEnd(sessionId);
-      this.view.post({ type: 'turnEnd', stopReason: stop, ...(error ? { error } : {}) });
+      this.view.post({ type: 'turnEnd', stopReason: stop, ...(error ? { error } : {}), ...(spend ? { spend } : {}) });
       this.pushState();
       void this.refreshList();
     }

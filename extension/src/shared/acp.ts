@@ -4,6 +4,7 @@
  * `import type`, so nothing here reaches either bundle at run time.
  */
 import type { SessionConfigOption } from './configOptions';
+import type { Spend, SpendTotal } from './spend';
 
 export type ModeId = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
 
@@ -52,6 +53,8 @@ export interface AvailableCommand {
 export interface TurnEnd {
   stopReason: string;
   error?: { code?: number; message?: string; data?: Record<string, unknown> | null };
+  /** what the turn cost (docs/model.md, "Cost") */
+  spend?: Spend;
 }
 
 /** `_meta.sidecar` of a `tool_call` / `tool_call_update`. */
@@ -84,7 +87,7 @@ export type SessionUpdate =
   | { sessionUpdate: 'user_message_chunk'; content?: ContentBlock; messageId?: string; _meta?: { sidecar?: { userMessageId?: string } } | null }
   | ToolCallUpdate
   | { sessionUpdate: 'plan'; entries?: PlanEntry[] }
-  | { sessionUpdate: 'usage_update'; used?: number; size?: number; cost?: { amount: number; currency: string } | null }
+  | { sessionUpdate: 'usage_update'; used?: number; size?: number; cost?: { amount: number; currency: string } | null; _meta?: { sidecar?: { sessionSpend?: SpendTotal } } | null }
   | { sessionUpdate: 'current_mode_update'; currentModeId?: string }
   | { sessionUpdate: 'config_option_update'; configOptions?: SessionConfigOption[] }
   | { sessionUpdate: 'available_commands_update'; availableCommands?: AvailableCommand[] };

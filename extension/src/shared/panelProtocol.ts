@@ -7,6 +7,7 @@
 import type { ModeId, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, StopReason } from './acp';
 import type { SessionConfigOption } from './configOptions';
 import type { ModelRetryParams } from './modelRetry';
+import type { Spend } from './spend';
 
 /**
  * A piece of context the user attached to the next prompt (a chip in the composer). `problems` and
@@ -77,7 +78,7 @@ export type ToView =
   /** "Focus the Chat" (Ctrl/Cmd+Esc): the keyboard goes to the prompt box. */
   | { type: 'focusPrompt' }
   | { type: 'fileResults'; requestId: number; items: FileResult[] }
-  | { type: 'turnEnd'; stopReason: StopReason | 'error'; error?: PromptError }
+  | { type: 'turnEnd'; stopReason: StopReason | 'error'; error?: PromptError; spend?: Spend }
   | { type: 'retry'; retry: ModelRetryParams }
   | { type: 'addContext'; item: ContextItem }
   | { type: 'truncate'; messageId: string }

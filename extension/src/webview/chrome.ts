@@ -5,6 +5,7 @@
  */
 import type { ModeId, PlanEntry, SessionInfo } from '../shared/acp';
 import type { PostToHost, StateMessage } from '../shared/panelProtocol';
+import { sessionSpendText, type SpendTotal } from '../shared/spend';
 import { pickerSelects, renderPicker } from './configPicker';
 import { byId, el } from './dom';
 import { tokenSize } from './summary';
@@ -29,6 +30,7 @@ export class Chrome {
   private readonly sessionsSel = byId('sessions', 'select');
   private readonly statusEl = byId('status', 'button');
   private readonly usageEl = byId('usage', 'span');
+  private readonly costEl = byId('session-cost', 'span');
   private readonly planEl = byId('plan', 'section');
 
   constructor(private readonly post: PostToHost) {
@@ -159,7 +161,17 @@ export class Chrome {
     if (bar && total) bar.style.width = `${Math.min(100, (used / total) * 100)}%`;
   }
 
+  /** The session's cost so far (tokens for a model without a price), beside the context meter. */
+  sessionSpend(total: SpendTotal | undefined): void {
+    const shown = sessionSpendText(total);
+    if (!shown) return;
+    this.costEl.textContent = shown.text;
+    this.costEl.title = shown.title;
+  }
+
   clearUsage(): void {
     this.usageEl.textContent = '';
+    this.costEl.textContent = '';
+    this.costEl.title = '';
   }
 }

@@ -73,6 +73,7 @@ function onUpdate(u: SessionUpdate, transcriptOnly = false): void {
       break;
     case 'usage_update':
       chrome.usage(u.used, u.size);
+      chrome.sessionSpend(u._meta?.sidecar?.sessionSpend);
       break;
     case 'current_mode_update':
       if (typeof u.currentModeId === 'string') chrome.mode(u.currentModeId);
@@ -164,7 +165,8 @@ function handle(m: ToView): void {
     case 'turnEnd': {
       const e = m.error;
       const error = e ? { ...(e.code !== undefined ? { code: e.code } : {}), message: e.message, data: isRecord(e.data) ? e.data : null } : undefined;
-      transcript.drawTurnEnd(turnEndView({ stopReason: m.stopReason, ...(error ? { error } : {}) }));
+      transcript.drawTurnEnd(turnEndView({ stopReason: m.stopReason, ...(error ? { error } : {}), ...(m.spend ? { spend: m.spend } : {}) }));
+      chrome.sessionSpend(m.spend?.session);
       chrome.turnEnded();
       break;
     }

@@ -12,6 +12,7 @@ import type { ContentBlock, SessionUpdate, TurnEnd } from '../shared/acp';
 import type { ModelRetryParams } from '../shared/modelRetry';
 import type { ContextItem } from '../shared/panelProtocol';
 import { PROBLEMS_URI, problemsLabel, TERMINAL_URI, terminalLabel } from '../shared/mentions';
+import { turnSpendText } from '../shared/spend';
 
 export type { TurnEnd };
 
@@ -30,6 +31,8 @@ export interface TurnEndView {
   reason: string;
   note?: string;
   error?: ErrorView;
+  /** the turn footer: its tokens and cost (docs/model.md, "Cost") */
+  cost?: string;
 }
 
 export interface ErrorView {
@@ -45,8 +48,10 @@ export function turnEndView(end: TurnEnd): TurnEndView {
     return { reason: 'error', error: errorView(end.error?.message, end.error?.data ?? undefined) };
   }
   const reason = end.stopReason;
-  if (reason === 'end_turn') return { reason };
-  return { reason, note: reason === 'cancelled' ? 'Stopped.' : `Turn ended: ${reason.replace(/_/g, ' ')}` };
+  const text = turnSpendText(end.spend);
+  const cost = text ? { cost: text } : {};
+  if (reason === 'end_turn') return { reason, ...cost };
+  return { reason, note: reason === 'cancelled' ? 'Stopped.' : `Turn ended: ${reason.replace(/_/g, ' ')}`, ...cost };
 }
 
 /** The hint under a request the provider refused as malformed or too large (sending it again cannot pass). */

@@ -233,6 +233,7 @@ export class Transcript {
     if (!state.olderDirty) this.clearRetryLine();
     if (v.note) state.target.appendChild(el('div', `turn-end ${v.reason}`, v.note));
     if (v.error) state.target.appendChild(this.errorLine(v.error));
+    if (v.cost) state.target.appendChild(el('div', 'turn-cost', v.cost));
     const end = el('div', 'turn-marker');
     end.dataset.stopReason = v.reason;
     state.target.appendChild(end);

@@ -34,6 +34,7 @@ const hostile = {
   model: 'hostile-model',
   smallModel: 'hostile-small',
   effort: 'max',
+  prices: { 'claude-sonnet-5-5': { input: 0, output: 0 } },
 };
 
 describe('settings by scope: the workspace never speaks as the user', () => {
@@ -49,6 +50,7 @@ describe('settings by scope: the workspace never speaks as the user', () => {
       initialMode: 'default',
       permissions: { allow: [], ask: [], deny: [] },
       approvalStyle: 'notification',
+      prices: {},
     });
     // a folder-scope value is the repository's too
     expect(userSettings(source({}, {}, hostile)).initialMode).toBe('default');
@@ -65,7 +67,7 @@ describe('settings by scope: the workspace never speaks as the user', () => {
       pythonPath: '${workspaceFolder}/tools/py',
       apiBaseUrl: 'http://127.0.0.1:9/',
       permissions: { allow: ['Bash(*)'], ask: [], deny: [] },
-      ignored: ['initialMode (bypassPermissions)', 'model', 'smallModel', 'effort', 'setupPython'],
+      ignored: ['initialMode (bypassPermissions)', 'model', 'smallModel', 'effort', 'setupPython', 'prices'],
     });
     // what goes to the sidecar as workspaceSettings (contract 2): rules and a mode, never bypass
     expect(sidecarWorkspaceSettings(w)).toEqual({ permissions: { allow: ['Bash(*)'], ask: [], deny: [] } });
@@ -84,6 +86,9 @@ describe('settings by scope: the workspace never speaks as the user', () => {
     });
     // the endpoint the user allowed for this workspace replaces theirs
     expect(sidecarSettings(s, 'http://allowed.example').apiBaseUrl).toBe('http://allowed.example');
+    // the user's own prices go to the sidecar (docs/model.md, "Cost")
+    const priced = userSettings(source({ prices: { 'my-model': { input: 1, output: 2 } } }, {}));
+    expect(sidecarSettings(priced).prices).toEqual({ 'my-model': { input: 1, output: 2 } });
   });
 });
 
