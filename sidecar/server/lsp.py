@@ -30,6 +30,7 @@ from pygls.protocol.language_server import LanguageServerProtocol
 from sidecar import DISTRIBUTION, version
 from sidecar.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, RpcError
 from sidecar.server import jsonrpc
+from sidecar.server.client_version import client_mismatch
 from sidecar.server.core import SessionCore
 from sidecar.server.outbox import Outbox
 from sidecar.workspace.buffers import OpenBuffers
@@ -64,6 +65,10 @@ class SidecarProtocol(LanguageServerProtocol):
             server.core.configure(user if isinstance(user, dict) else {}, options.get("workspaceSettings"))
         if isinstance(options.get("workspaceTrust"), bool):  # VS Code's Workspace Trust (docs/protocol.md)
             server.channel.workspace_trust = options["workspaceTrust"]  # type: ignore[attr-defined]
+        # Said once the client is listening (on `initialized`): a window/showMessage every LSP client shows.
+        server.version_warning = client_mismatch(options.get("client"), version())
+        if server.version_warning:
+            log.warning("%s", server.version_warning)
         result.capabilities.experimental = {"acp": {"protocolVersion": 1,
                                                     "agentCapabilities": server.core.agent_capabilities()}}
         try:
@@ -257,6 +262,7 @@ class SidecarLanguageServer(LanguageServer):
         self.core = core
         self.channel = LspChannel(self)
         self.buffers: OpenBuffers = core.buffers
+        self.version_warning: str | None = None  # the client's version does not fit (client_version.py)
         self._register()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -267,6 +273,13 @@ class SidecarLanguageServer(LanguageServer):
             if method == "initialize":
                 continue
             self.feature(method)(self._handler_for(method))
+
+        @self.feature(types.INITIALIZED)
+        def initialized(*_: Any) -> None:
+            if self.version_warning:
+                self.protocol.notify(types.WINDOW_SHOW_MESSAGE,
+                                     types.ShowMessageParams(type=types.MessageType.Warning,
+                                                             message=self.version_warning))
 
         @self.feature(types.TEXT_DOCUMENT_DID_OPEN)
         def did_open(params: types.DidOpenTextDocumentParams) -> None:
