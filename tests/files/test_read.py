@@ -227,10 +227,10 @@ def _pdf(pages: list[str]) -> bytes:
 
 
 def _big_ascii(lines: int, crlf: bool = False, final_newline: bool = True, wide: bool = False) -> bytes:
-    """Over CONTENT_FILE_MAX (2 MiB): a real-looking source file with a few long lines (and, ``wide``,
-    some non-ASCII text)."""
+    """Over CONTENT_FILE_MAX (2 MiB): a real-looking source file with a few long lines, "%" signs (the
+    numbering formats the text) and, ``wide``, some non-ASCII text."""
     eol = "\r\n" if crlf else "\n"
-    rows = [("    " * (i % 4) + f"value_{i} = compute({i}, 'x')  # line {i}") if i % 997 else "y" * 2500
+    rows = [("    " * (i % 4) + f"value_{i} = compute({i}, 'x') % 7  # line {i}, 100%") if i % 997 else "y" * 2500
             for i in range(1, lines + 1)]
     if wide:
         rows = [r + (" # café 日本 ✓" if i % 7 == 0 else "") for i, r in enumerate(rows)]
@@ -245,15 +245,19 @@ async def test_a_range_of_a_big_ascii_file_reads_as_the_whole_file_path_would(ag
     from sidecar.workspace.ledger import CONTENT_FILE_MAX
     from sidecar.workspace.textfile import decode
 
-    for crlf, final, wide in ((False, True, False), (True, True, False), (False, False, False),
-                              (False, True, True)):
+    for crlf, final, wide, long_lines in ((False, True, False, True), (True, True, False, True),
+                                          (False, False, False, True), (False, True, True, True),
+                                          (False, True, False, False), (False, False, True, False)):
         data = _big_ascii(60_000, crlf, final, wide)
+        if not long_lines:  # the numbering's fast path: no line over MAX_LINE_CHARS anywhere
+            data = data.replace(b"y" * 2500, b"y" * 2000)
         assert len(data) > CONTENT_FILE_MAX
-        f = ws / f"big_{crlf}_{final}_{wide}.py"
+        f = ws / f"big_{crlf}_{final}_{wide}_{long_lines}.py"
         f.write_bytes(data)
         text, enc = decode(data)
         for offset, limit in ((1, 2000), (30_000, 2000), (-2000, None), (-1, 5), (59_990, 50),
-                              (1, 100_000), (-100_000, 10), (60_001, 10), (70_000, 10)):
+                              (1, 100_000), (-100_000, 10), (60_001, 10), (70_000, 10),
+                              (2, 59_999), (40_000, 19_000), (59_999, 1), (60_000, 1)):
             inp = read_module.ReadInput(file_path=str(f), offset=offset, limit=limit)
             start, lim, _ = read_module._range_key(inp)
             expected = read_module._text_output(f, _ctx(agent), text, enc, start, lim)
@@ -264,6 +268,51 @@ async def test_a_range_of_a_big_ascii_file_reads_as_the_whole_file_path_would(ag
             for key in ("range", "total_lines", "encoding"):
                 assert out.metadata.get(key) == expected.metadata.get(key), (key, offset, limit)
             assert out.metadata["truncated"] == expected.metadata.get("truncated", False)
+
+
+async def test_a_big_file_read_in_blocks_decodes_and_counts_as_the_whole_file_path(agent: Agent, ws: Path) -> None:
+    """The large-file scan reads 256 KiB blocks: a UTF-8 sequence or a CRLF cut by a block's end, a
+    latin-1 byte late in the file or ending a block (before ASCII) and a sequence cut by the file's end
+    give the text (and encoding note) of the whole-file path."""
+    from sidecar.tools.files import read as read_module
+    from sidecar.workspace.textfile import decode
+
+    block = read_module.SCAN_BLOCK
+    row = b"x = compute(1, 'y')  # a row of a big file\n"
+
+    def filler(n: int) -> bytes:
+        return (row * (n // len(row) + 1))[:n - 1] + b"\n"
+
+    crlf_row = b"y" * 100 + b"\r\n"
+    rows = (block - 1) // len(crlf_row)
+    cases = {
+        "utf8_cut": filler(block - 1) + "é\n".encode() + filler(3 * block) + "日本 ✓\n".encode() * 3
+        + filler(6 * block),
+        # "\r" the last byte of the first block, its "\n" the first of the second
+        "crlf_cut": crlf_row * rows + b"z" * (block - 1 - rows * len(crlf_row)) + b"\r\n"
+        + filler(10 * block).replace(b"\n", b"\r\n"),
+        "latin1_late": filler(12 * block) + b"caf\xe9\n" + filler(block),
+        # a lone lead byte ending a block, an ASCII block, then a continuation byte: not UTF-8
+        "lead_byte_at_block_end": filler(9 * block)[:-1] + b"\xc3" + filler(block) + b"\xa9\n" + filler(block),
+        "cut_at_end": filler(10 * block) + "end ✓".encode()[:-1],
+        # numbers of 1 to 7 digits (the numbering pads each width's run of lines on its own)
+        "million_lines": b"".join(b"%d\n" % (i % 10) for i in range(1_100_000)),
+    }
+    for name, data in cases.items():
+        f = ws / f"blocks_{name}.txt"
+        f.write_bytes(data)
+        text, enc = decode(data)
+        for offset, limit in ((1, 2000), (-2000, None), (5000, 3000), (1, 1_000_000), (999_990, 20),
+                              (99_990, 20)):
+            inp = read_module.ReadInput(file_path=str(f), offset=offset, limit=limit)
+            start, lim, _ = read_module._range_key(inp)
+            expected = read_module._text_output(f, _ctx(agent), text, enc, start, lim)
+            got, err, out = await agent.call("Read", file_path=str(f), **{k: v for k, v in
+                                             (("offset", offset), ("limit", limit)) if v is not None})
+            assert got == expected.joined_text(), (name, offset, limit)
+            assert not err
+            for key in ("range", "total_lines", "encoding"):
+                assert out.metadata.get(key) == expected.metadata.get(key), (name, key, offset, limit)
 
 
 def _ctx(agent: Agent) -> Any:

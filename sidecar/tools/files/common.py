@@ -91,6 +91,18 @@ async def review(ctx: ToolContext, tool_name: str, path: Path, old_text: str | N
 def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
     """The file's bytes and the stat taken on the same open descriptor (never opens special files:
     the path was checked by ``resolve_path``; O_NONBLOCK guards the race where it was swapped)."""
+    fd, st = open_regular(path)
+    try:
+        # One allocation of the file's size (FileIO.readall sizes it from fstat), read straight into it.
+        with io.FileIO(fd, closefd=False) as f:
+            return f.readall(), st
+    finally:
+        os.close(fd)
+
+
+def open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of the regular file ``path`` and its stat, as ``read_bytes`` opens it (the
+    caller closes it)."""
     try:
         dir_fd = open_dir_nofollow(path.parent)
         try:
@@ -110,11 +122,10 @@ def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{path} is not a regular file; it cannot be read or edited by this tool.")
-        # One allocation of the file's size (FileIO.readall sizes it from fstat), read straight into it.
-        with io.FileIO(fd, closefd=False) as f:
-            return f.readall(), st
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd, st
 
 
 def still_unchanged(path: Path, st: os.stat_result) -> bool:
