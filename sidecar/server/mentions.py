@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -146,24 +147,37 @@ async def git_text(session: Session, sha: str | None) -> str:
     # No program the repository names runs: the safe environment (fsmonitor, hooks, pager), no external
     # diff, no textconv, and its filter drivers blanked for this run.
     base = ["git", *filter_overrides(repo_programs(cwd)), "--no-optional-locks"]
-    plain = ["--no-ext-diff", "--no-textconv", "--no-color"]
+    # Paths relative to the cwd, inside it only (the workspace's part of the repository).
+    plain = ["--no-ext-diff", "--no-textconv", "--no-color", "--relative"]
+    denied = _read_denied(session)
     if sha is not None:
-        out, err, code = await _git([*base, "show", *plain, "--stat", "--patch", "--end-of-options", sha, "--"], cwd)
+        listed, err, code = await _git([*base, "show", *plain, "--name-only", "--format=", "-z", "--end-of-options",
+                                        sha, "--"], cwd)
         if code != 0:
             raise GitMentionError(f"git show {sha} failed: {err.strip() or 'no such commit'}. "
                                   "Check the commit id (`git log --oneline` lists them).")
-        return _bounded(out, f"git show {sha} -- <path>")
+        hidden = [n for n in listed.split("\0") if n and denied(cwd / n)]
+        out, err, code = await _git([*base, "show", *plain, "--stat", "--patch", "--end-of-options", sha, "--", ".",
+                                     *_excluded(hidden)], cwd)
+        if code != 0:
+            raise GitMentionError(f"git show {sha} failed: {err.strip()}")
+        return _bounded(_with_hidden(out.rstrip(), hidden), f"git show {sha} -- <path>")
     _, err, code = await _git([*base, "rev-parse", "--verify", "HEAD"], cwd)
     if code != 0:
         if "not a git repository" in err:
             raise GitMentionError(f"{cwd} is not in a git repository: there are no changes to show.")
         raise GitMentionError(f"The repository has no commit yet (git: {err.strip()}); nothing to diff against.")
-    stat, _, _ = await _git([*base, "diff", *plain, "--stat", "HEAD", "--", "."], cwd)
-    diff, err, code = await _git([*base, "diff", *plain, "HEAD", "--", "."], cwd)
+    changed, _, _ = await _git([*base, "diff", *plain, "--name-only", "-z", "HEAD", "--", "."], cwd)
+    untracked, _, _ = await _git([*base, "ls-files", "--others", "--exclude-standard", "-z", "--", "."], cwd)
+    hidden = [n for n in changed.split("\0") if n and denied(cwd / n)]
+    names = [n for n in untracked.split("\0") if n]
+    hidden += [n for n in names if denied(cwd / n)]
+    names = [n for n in names if not denied(cwd / n)]
+    spec = ["--", ".", *_excluded(hidden)]
+    stat, _, _ = await _git([*base, "diff", *plain, "--stat", "HEAD", *spec], cwd)
+    diff, err, code = await _git([*base, "diff", *plain, "HEAD", *spec], cwd)
     if code != 0:
         raise GitMentionError(f"git diff HEAD failed: {err.strip()}")
-    untracked, _, _ = await _git([*base, "ls-files", "--others", "--exclude-standard", "--", "."], cwd)
-    names = untracked.splitlines()
     parts = [stat.rstrip() if stat.strip() else "No changes to tracked files since HEAD."]
     if names:
         shown = ", ".join(names[:_MAX_UNTRACKED]) + (f" … {len(names) - _MAX_UNTRACKED} more"
@@ -171,7 +185,24 @@ async def git_text(session: Session, sha: str | None) -> str:
         parts.append(f"Untracked files (not in the diff): {shown}")
     if diff.strip():
         parts.append(diff.rstrip())
-    return _bounded("\n\n".join(parts), "git diff HEAD -- <path>")
+    return _bounded(_with_hidden("\n\n".join(parts), hidden), "git diff HEAD -- <path>")
+
+
+def _read_denied(session: Session) -> Callable[[Path], bool]:
+    """The Read deny rules' test (a file they name is left out of the diff, as Grep leaves it out)."""
+    gate = session.permissions
+    test = gate.read_denied() if gate is not None and callable(getattr(gate, "read_denied", None)) else None
+    return test if callable(test) else (lambda _path: False)
+
+
+def _excluded(paths: list[str]) -> list[str]:
+    return [f":(exclude,literal){p}" for p in paths]
+
+
+def _with_hidden(text: str, hidden: list[str]) -> str:
+    if not hidden:
+        return text
+    return text + f"\n\nLeft out (a Read deny rule names them): {', '.join(sorted(set(hidden)))}"
 
 
 def _bounded(text: str, rest: str) -> str:

@@ -152,3 +152,25 @@ async def test_git_mention_outside_a_repository(acp_sidecar: Harness, workspace:
     ) == "end_turn"
     assert sent_texts(model_server)[1] == (f'<git-diff cwd="{workspace}" error="true">\n{workspace} is not in a git '
                                            "repository: there are no changes to show.\n</git-diff>")
+
+
+async def test_files_a_read_deny_rule_names_are_left_out_of_the_diff(
+        acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer, sidecar_env: dict[str, str]) -> None:
+    home = Path(sidecar_env["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Read(**/.env)"]}}')
+    (workspace / ".env").write_text("TOKEN=old\n")
+    repo(workspace)
+    (workspace / ".env").write_text("TOKEN=hunter2-rotated\n")
+    (workspace / "notes.txt").write_text("alpha\nBETA\ngamma\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / ".env").write_text("TOKEN=untracked-secret\n")
+    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
+    session = await acp_sidecar.new_session(workspace)
+    assert await prompt_blocks(acp_sidecar, session, [
+        {"type": "text", "text": "review"}, {"type": "resource_link", "uri": "sidecar://git/diff", "name": "git"}],
+    ) == "end_turn"
+    text = sent_texts(model_server)[1]
+    assert "hunter2" not in text and "untracked-secret" not in text
+    assert " notes.txt | 2 +-\n 1 file changed" in text
+    assert text.endswith("\n\nLeft out (a Read deny rule names them): .env, sub/.env\n</git-diff>")
