@@ -438,8 +438,8 @@ step('Restore code after two edits brings the files back, byte for byte', async 
   const menu = chat.locator('.msg-menu[role="menu"]');
   await menu.waitFor({ state: 'visible', timeout: 5000 });
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
-  assert.deepEqual(await menu.locator('[role="menuitem"]').allTextContents(), ['Restore code', 'Restore conversation', 'Restore both', 'Edit & resend']);
-  assert.deepEqual(await menu.locator('[role="menuitem"]').evaluateAll((bs) => bs.map((b) => b.dataset.action)), ['code', 'conversation', 'both', 'edit']);
+  assert.deepEqual(await menu.locator('[role="menuitem"]').allTextContents(), ['Restore code', 'Restore conversation', 'Restore both', 'Compare', 'Edit & resend']);
+  assert.deepEqual(await menu.locator('[role="menuitem"]').evaluateAll((bs) => bs.map((b) => b.dataset.action)), ['code', 'conversation', 'both', 'compare', 'edit']);
   assert.match(await menu.locator('[data-action="both"]').getAttribute('title'), /files and the conversation/);
   assert.equal(await chat.locator(':focus').getAttribute('data-action'), 'code');
   assert.deepEqual(await first.boundingBox(), box0, 'opening the menu moves nothing');

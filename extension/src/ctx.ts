@@ -79,6 +79,7 @@ export class Ctx implements vscode.Disposable {
       mention: (name) => (name === 'problems' ? problemsItem() : this.terminals.item()),
       openDiff: (path, oldText, newText) => this.texts.openDiff(path, oldText, newText),
       openText: (text, title) => this.texts.openText(text, title),
+      openCompare: (result, title, rel) => this.texts.openCompare(result, title, rel),
       findFiles: (query) => this.files.find(query),
       visibilityChanged: (visible) => this.panelVisibility(visible),
       showReview: (toolCallId) => this.reviews.reveal(toolCallId),

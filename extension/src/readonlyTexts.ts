@@ -1,9 +1,11 @@
 /**
- * Read-only in-memory documents for the chat's "Open diff" (the old and new text of an edit) and "Open in
- * editor" (a tool's whole output). Scheme `sidecar-text`; nothing is written to disk.
+ * Read-only in-memory documents for the chat's "Open diff" (the old and new text of an edit), "Open in
+ * editor" (a tool's whole output) and "Compare" (each file now against a checkpoint). Scheme
+ * `sidecar-text`; nothing is written to disk.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { CompareResult } from './protocol';
 
 export const READONLY_SCHEME = 'sidecar-text';
 
@@ -26,6 +28,36 @@ export class ReadonlyTexts implements vscode.TextDocumentContentProvider, vscode
     const left = this.put(base, oldText);
     const right = this.put(base, newText);
     await vscode.commands.executeCommand('vscode.diff', left, right, `${base} (agent's edit)`, { preview: true });
+  }
+
+  /**
+   * "Compare" on a checkpoint: what a restore would change, the current text on the left and the
+   * checkpoint's (what the restore writes) on the right; one file in VS Code's diff editor, several in its
+   * multi-file diff editor (`vscode.changes`). Both sides are the texts the sidecar read, so the view is
+   * exactly what a restore would do at that moment. Files left out (binary) and the files a restore would
+   * leave alone are said in a notification. Returns the chat's line when there is nothing to show.
+   */
+  async openCompare(result: CompareResult, title: string, rel: (p: string) => string): Promise<string | null> {
+    const shown = result.files.filter((f) => !f.binary);
+    const binary = result.files.filter((f) => f.binary).map((f) => rel(f.path));
+    const kept = result.conflicts.map((c) => `${rel(c.path)} (${c.reason})`);
+    const pairs = shown.map((f) => {
+      const base = path.basename(f.path) || 'file';
+      const label = f.change === 'delete' ? 'created by the agent: a restore deletes it' : f.change === 'create' ? 'gone now: a restore brings it back' : '';
+      return { file: f, label, now: this.put(`now/${base}`, f.current ?? ''), then: this.put(`checkpoint/${base}`, f.checkpoint ?? '') };
+    });
+    if (pairs.length === 1) {
+      const [p] = pairs;
+      const base = path.basename(p.file.path);
+      await vscode.commands.executeCommand('vscode.diff', p.now, p.then, `${base}: now ↔ ${title}${p.label ? ` (${p.label})` : ''}`, { preview: true });
+    } else if (pairs.length > 1) {
+      await vscode.commands.executeCommand('vscode.changes', `Now ↔ ${title}`, pairs.map((p) => [vscode.Uri.file(p.file.path), p.now, p.then]));
+    }
+    const notes: string[] = [];
+    if (binary.length) notes.push(`not shown (binary): ${binary.join(', ')}`);
+    if (kept.length) notes.push(`a restore would leave alone: ${kept.join('; ')}`);
+    if (notes.length) void vscode.window.showWarningMessage(`Sidecar: Compare ${title}: ${notes.join('. ')}.`);
+    return result.files.length ? null : `Nothing to compare: restoring to ${title} would change no file.`;
   }
 
   async openText(text: string, title: string): Promise<void> {

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ChatApprovals } from '../handlers/permission';
-import type { PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
+import type { CompareResult, PermissionOption, RequestPermissionParams, RequestPermissionResult } from '../protocol';
 import type { ContextItem, FileResult, FromView, ToView } from '../shared/panelProtocol';
 import type { RewindResult, Sessions, View } from './sessions';
 
@@ -17,6 +17,8 @@ export interface ChatCommands {
   mention: (name: 'problems' | 'terminal') => ContextItem;
   openDiff: (path: string, oldText: string, newText: string) => Promise<void>;
   openText: (text: string, title: string) => Promise<void>;
+  /** "Compare": the files a restore would change, now against the checkpoint; the chat's line when none. */
+  openCompare: (result: CompareResult, title: string, rel: (p: string) => string) => Promise<string | null>;
   findFiles: (query: string) => Promise<FileResult[]>;
   visibilityChanged: (visible: boolean) => void;
   /** The diff of the proposal a card waits on, in front again. */
@@ -214,6 +216,19 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
         }
         case 'rewind': {
           const r = await s?.rewind(m.messageId, m.files, m.conversation);
+          if (r) this.reportConflicts(r);
+          break;
+        }
+        case 'compare': {
+          if (!s) break;
+          const r = await s.compare(m);
+          const title = m.toolCallId ? 'before that tool call' : 'before this message';
+          const line = await this.commands.openCompare(r, title, (p) => s.relativePath(p));
+          if (line) this.post({ type: 'notice', level: 'info', text: line, ...(m.messageId && !m.toolCallId ? { messageId: m.messageId } : {}) });
+          break;
+        }
+        case 'restoreToolCall': {
+          const r = await s?.restoreToolCall(m.toolCallId);
           if (r) this.reportConflicts(r);
           break;
         }

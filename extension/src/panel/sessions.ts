@@ -20,6 +20,9 @@ import {
   type SetConfigOptionParams,
   type SetConfigOptionResult,
   SessionsRewind,
+  SessionsCompare,
+  type CompareParams,
+  type CompareResult,
   type ModelRetryParams,
   type PromptResult,
   type StopReason,
@@ -361,6 +364,40 @@ export class Sessions {
     // Beside the message when it stays (files only); where it was, at the end, when the conversation went back.
     if (report) this.view.post({ type: 'notice', ...report, ...(conversation ? {} : { messageId }) });
     return result;
+  }
+
+  /**
+   * "Compare": what restoring the files to before a user message, or to before one writing tool call,
+   * would change (`_sidecar/sessions/compare`; nothing is written).
+   */
+  async compare(target: { messageId?: string; toolCallId?: string }): Promise<CompareResult> {
+    if (!this.sessionId) throw new Error('No session to compare.');
+    const params: CompareParams = {
+      sessionId: this.sessionId,
+      ...(target.messageId ? { toMessageId: target.messageId } : {}),
+      ...(target.toolCallId ? { toolCallId: target.toolCallId } : {}),
+    };
+    const r = await this.conn().sendRequest<CompareParams, CompareResult | null>(SessionsCompare, params);
+    return { files: r?.files ?? [], conflicts: r?.conflicts ?? [] };
+  }
+
+  /** "Restore" on a tool card: the files back to before that call; the conversation stays as it is. */
+  async restoreToolCall(toolCallId: string): Promise<RewindResult> {
+    if (!this.sessionId) throw new Error('No session to restore.');
+    if (this.busy) throw new Error('A turn is running: stop it before restoring.');
+    const r = (await this.conn().sendRequest(SessionsRewind, { sessionId: this.sessionId, toolCallId, files: true, conversation: false })) as {
+      restored?: string[];
+      conflicts?: { path: string; reason: string }[];
+    } | null;
+    const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
+    // (files: false: "nothing restored" is worded for a tool call here, not for a message)
+    const report = rewindReport(result, false, (p) => this.relative(p)) ?? { text: 'No file to restore: that call and the later ones changed none.', level: 'info' };
+    this.view.post({ type: 'notice', ...report });
+    return result;
+  }
+
+  relativePath(p: string): string {
+    return this.relative(p);
   }
 
   /** "Edit & resend": the turn goes (files and conversation), the edited message is sent in its place. */

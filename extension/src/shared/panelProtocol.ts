@@ -111,6 +111,10 @@ export type FromView =
   | { type: 'copy'; text: string }
   | { type: 'findFiles'; query: string; requestId: number }
   | { type: 'rewind'; messageId: string; files: boolean; conversation: boolean }
+  /** "Compare": what a restore to before this message, or to before this writing tool call, would change. */
+  | { type: 'compare'; messageId?: string; toolCallId?: string }
+  /** "Restore" on a writing tool call's card: the files back to before that call (the conversation stays). */
+  | { type: 'restoreToolCall'; toolCallId: string }
   | { type: 'editResend'; messageId: string; text: string; context?: ContextItem[] };
 
 /** The `ToView` message of one type (`ToViewOf<'state'>`). */

@@ -61,6 +61,8 @@ interface Card {
   el: HTMLDetailsElement;
   summary: HTMLElement;
   status: HTMLElement;
+  /** Compare / Restore to the state before this call, once the sidecar says it is a restore point. */
+  restore: HTMLElement;
   approval: HTMLElement;
   decision: HTMLElement;
   body: HTMLElement;
@@ -121,7 +123,9 @@ export class Cards {
     const summary = el('summary');
     const text = el('span', 'summary-text');
     const status = el('span', 'tool-status');
-    summary.append(el('span', 'dot'), text, status);
+    const restore = el('span', 'restore-point');
+    restore.hidden = true;
+    summary.append(el('span', 'dot'), text, status, restore);
     const approval = el('div', 'approval');
     approval.hidden = true;
     const decision = el('div', 'decision');
@@ -134,6 +138,7 @@ export class Cards {
       el: details,
       summary: text,
       status,
+      restore,
       approval,
       decision,
       body,
@@ -311,7 +316,48 @@ export class Cards {
       delete card.el.dataset.decision;
       card.status.textContent = card.reviewing ? 'waiting for your review' : (STATUS_LABEL[s.status] ?? s.status);
     }
+    this.renderRestorePoint(card, !decision && s.metadata?.restore_point === true);
     if (card.el.open) this.renderBody(card);
+  }
+
+  /**
+   * A writing call the sidecar took a checkpoint after (`metadata.restore_point`): "Compare" shows what
+   * restoring the files to before it would change, "Restore" asks first, then puts them back (the
+   * conversation stays). On its own line under the summary, so a narrow panel keeps the title readable.
+   */
+  private renderRestorePoint(card: Card, offered: boolean): void {
+    const box = card.restore;
+    if (!offered) {
+      box.hidden = true;
+      delete card.el.dataset.restorePoint;
+      return;
+    }
+    if (!box.hidden) return; // drawn already (and maybe asking): later updates leave it as it is
+    box.hidden = false;
+    card.el.dataset.restorePoint = 'true';
+    const id = card.state.id;
+    const offer = (): void => {
+      box.textContent = '';
+      box.append(
+        button('Compare', 'link-button compare-tool', () => this.host.post({ type: 'compare', toolCallId: id }), 'Show what restoring the files to before this call would change (nothing is written)'),
+        button('Restore', 'link-button restore-tool', ask, 'Put the files back as they were before this call; the conversation stays'),
+      );
+    };
+    const ask = (): void => {
+      box.textContent = '';
+      const ok = button('Restore', 'confirm-restore-tool', () => {
+        offer();
+        this.host.post({ type: 'restoreToolCall', toolCallId: id });
+      });
+      const cancel = button('Cancel', 'secondary cancel-restore-tool', () => {
+        offer();
+        (box.querySelector('.restore-tool') as HTMLButtonElement | null)?.focus();
+      });
+      box.append(el('span', 'restore-point-ask', 'Put the files back as they were before this call? Changes made since are lost.'), ok, cancel);
+      ok.focus();
+      this.host.changed();
+    };
+    offer();
   }
 
   private renderSummary(card: Card): void {

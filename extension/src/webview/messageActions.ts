@@ -2,7 +2,8 @@
  * Checkpoints in the chat: each user message the sidecar gave an id (`userMessageId`) gets one small icon
  * button overlaid at its top-right corner (shown on hover or keyboard focus, reachable with Tab, taking no
  * space in the layout). It opens a menu with "Restore code", "Restore conversation", "Restore both"
- * (`_sidecar/sessions/rewind` with its `files` and `conversation` flags) and "Edit & resend" (the message
+ * (`_sidecar/sessions/rewind` with its `files` and `conversation` flags), "Compare" (what "Restore code"
+ * would change, in VS Code's diff editor: `_sidecar/sessions/compare`) and "Edit & resend" (the message
  * becomes an editable box; sending it rewinds both and sends the new text, so it replaces that turn). The
  * menu is one popover on the document body (transcript messages contain their paint, so a popover inside
  * one would be clipped), placed beside the button, closed by Escape, a click outside, Tab, a choice, or
@@ -23,6 +24,11 @@ export const ACTIONS: { action: RewindAction; label: string; title: string }[] =
   { action: 'conversation', label: 'Restore conversation', title: 'Remove this message and everything after it from the conversation; files stay as they are' },
   { action: 'both', label: 'Restore both', title: 'Restore the files and the conversation to just before this message' },
 ];
+
+export const COMPARE_ACTION = {
+  label: 'Compare',
+  title: 'Show what "Restore code" would change: each file now against the checkpoint before this message (nothing is written)',
+};
 
 export const EDIT_ACTION = {
   label: 'Edit & resend',
@@ -147,6 +153,13 @@ export class MessageActions {
         }),
       );
     }
+    // After the restores (the first item stays "Restore code"): what "Restore code" would change.
+    menu.appendChild(
+      item('compare', COMPARE_ACTION.label, COMPARE_ACTION.title, () => {
+        this.close(false);
+        this.host.post({ type: 'compare', messageId });
+      }),
+    );
     const sep = el('div', 'msg-menu-sep');
     sep.setAttribute('role', 'separator');
     menu.appendChild(sep);

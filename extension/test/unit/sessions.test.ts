@@ -191,6 +191,38 @@ describe('checkpoints', () => {
     expect(calls[1].params).toEqual({ sessionId: 'S1', prompt: [{ type: 'text', text: 'first, edited' }, { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }] });
   });
 
+  it('Compare asks the sidecar for a message or a tool call; nothing is restored', async () => {
+    const files = [{ path: '/ws/a.py', change: 'modify', checkpoint: 'old\n', current: 'new\n' }];
+    conn.answers.set('_sidecar/sessions/compare', () => ({ files, conflicts: [] }));
+    await sessions.prompt('first', []);
+    expect(await sessions.compare({ messageId: 'msg_1' })).toEqual({ files, conflicts: [] });
+    expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/compare', params: { sessionId: 'S1', toMessageId: 'msg_1' } });
+    await sessions.compare({ toolCallId: 'toolu_2' });
+    expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/compare', params: { sessionId: 'S1', toolCallId: 'toolu_2' } });
+    expect(conn.requests.some((r) => r.method === '_sidecar/sessions/rewind')).toBe(false);
+  });
+
+  it('Restore on a tool card puts the files back to before that call and keeps the conversation', async () => {
+    sessions.roots = () => ['/ws'];
+    await sessions.prompt('first', []);
+    conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: ['/ws/new.txt'], conflicts: [], historyLength: null }));
+    posted = [];
+    await sessions.restoreToolCall('toolu_2');
+    expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/rewind', params: { sessionId: 'S1', toolCallId: 'toolu_2', files: true, conversation: false } });
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored new.txt.', level: 'info' }]);
+    conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: [], conflicts: [], historyLength: null }));
+    posted = [];
+    await sessions.restoreToolCall('toolu_2');
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'No file to restore: that call and the later ones changed none.', level: 'info' }]);
+  });
+
+  it('a turn end carries what the turn cost', async () => {
+    const spend = { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }, cost: { amount: 0.0001, currency: 'USD' } };
+    conn.answers.set('session/prompt', () => ({ stopReason: 'end_turn', _meta: { sidecar: { userMessageId: 'msg_1', spend } } }));
+    await sessions.prompt('first', []);
+    expect(posted.find((m) => m.type === 'turnEnd')).toEqual({ type: 'turnEnd', stopReason: 'end_turn', spend });
+  });
+
   it('a rewind while a turn runs is refused before it reaches the sidecar', async () => {
     await sessions.prompt('first', []);
     sessions.busy = true;
