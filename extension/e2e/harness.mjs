@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -439,4 +440,23 @@ export async function chatFrame(page) {
     await sleep(250);
   }
   throw new Error('the chat webview did not appear');
+}
+
+/**
+ * A suite's steps, in order, each a `test`: once one fails (with a screenshot named "failed"), the later
+ * ones are reported as not run instead of failing on the state it left.
+ */
+export function stepper(h) {
+  let failedStep = null;
+  return (name, fn) =>
+    test(name, async () => {
+      if (failedStep) throw new Error(`not run: the step "${failedStep}" failed`);
+      try {
+        await fn();
+      } catch (e) {
+        failedStep = name;
+        await h.screenshot('failed').catch(() => undefined);
+        throw e;
+      }
+    });
 }

@@ -33,6 +33,11 @@ export function resumeSession(ctx: Ctx): Cmd {
   };
 }
 
+/** "Open in New Tab": another conversation in an editor tab, beside the side bar's (issue 30). */
+export function openInNewTab(ctx: Ctx): Cmd {
+  return () => ctx.openTab();
+}
+
 export function focusChat(ctx: Ctx): Cmd {
   return () => ctx.chat.focusPrompt();
 }

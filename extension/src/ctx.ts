@@ -61,6 +61,8 @@ export class Ctx implements vscode.Disposable {
   readonly reviews: ReviewManager;
   readonly chat: ChatView;
   readonly sessions: Sessions;
+  /** The conversations open in editor tabs ("Open in New Tab"), each with its own session. */
+  private readonly tabs = new Set<{ chat: ChatView; sessions: Sessions }>();
   readonly status: StatusItem;
   readonly texts = new ReadonlyTexts();
   readonly files = new FileIndex();
@@ -73,31 +75,10 @@ export class Ctx implements vscode.Disposable {
   constructor(readonly extCtx: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
     this.reviews = new ReviewManager(this.proposals);
-    this.chat = new ChatView(extCtx.extensionUri, {
-      mentionFile: () => vscode.commands.executeCommand('sidecar.mentionFile') as Promise<void>,
-      addSelection: () => vscode.commands.executeCommand('sidecar.addSelection') as Promise<void>,
-      mention: (name) => (name === 'problems' ? problemsItem() : this.terminals.item()),
-      openDiff: (path, oldText, newText) => this.texts.openDiff(path, oldText, newText),
-      openText: (text, title) => this.texts.openText(text, title),
-      openCompare: (result, title, rel) => this.texts.openCompare(result, title, rel),
-      findFiles: (query) => this.files.find(query),
-      visibilityChanged: (visible) => this.panelVisibility(visible),
-      showReview: (toolCallId) => this.reviews.reveal(toolCallId),
-    });
-    // The chat gets every message; a turn that failed for want of a key also raises a notification.
-    const view = {
-      post: (m: ToView): void => {
-        if (m.type === 'turnEnd') this.onTurnError(m.error);
-        this.chat.post(m);
-      },
-    };
-    this.sessions = new Sessions(view, () => this.cwd(), readSettings().initialMode);
-    this.chat.sessions = this.sessions;
+    ({ chat: this.chat, sessions: this.sessions } = this.makeChat());
     // The panel reopens where the user was: the last session of this workspace loads once the agent runs.
     this.sessions.sessionId = extCtx.workspaceState.get<string>(LAST_SESSION_KEY) ?? null;
     this.sessions.onSessionChanged = (id) => void extCtx.workspaceState.update(LAST_SESSION_KEY, id ?? undefined);
-    this.sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
-    this.sessions.roots = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     this.status = new StatusItem();
     this.sessions.onState = () => this.status.update(this.sessions.busy, this.pending.size);
     this.disposables.push(
@@ -105,6 +86,13 @@ export class Ctx implements vscode.Disposable {
       this.pending,
       this.reviews,
       vscode.window.registerWebviewViewProvider(ChatView.viewId, this.chat, { webviewOptions: { retainContextWhenHidden: true } }),
+      // A tab open at a reload comes back with its session (the webview keeps the id in its state).
+      vscode.window.registerWebviewPanelSerializer(ChatView.tabViewType, {
+        deserializeWebviewPanel: async (panel, state: unknown) => {
+          const id = (state as { sessionId?: unknown } | undefined)?.sessionId;
+          this.openTab(panel, typeof id === 'string' ? id : null);
+        },
+      }),
       vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.proposals, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this.reviews),
       this.pending.onDidChange((n) => this.sessions.setPending(n)),
@@ -118,6 +106,71 @@ export class Ctx implements vscode.Disposable {
 
   cwd(): string {
     return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
+  }
+
+  /** A chat (its webview's host and its session state): the side bar's, or an editor tab's. */
+  private makeChat(): { chat: ChatView; sessions: Sessions } {
+    const chat = new ChatView(this.extCtx.extensionUri, {
+      mentionFile: () => vscode.commands.executeCommand('sidecar.mentionFile') as Promise<void>,
+      addSelection: () => vscode.commands.executeCommand('sidecar.addSelection') as Promise<void>,
+      mention: (name) => (name === 'problems' ? problemsItem() : this.terminals.item()),
+      openDiff: (path, oldText, newText) => this.texts.openDiff(path, oldText, newText),
+      openText: (text, title) => this.texts.openText(text, title),
+      openCompare: (result, title, rel) => this.texts.openCompare(result, title, rel),
+      findFiles: (query) => this.files.find(query),
+      visibilityChanged: () => this.panelVisibility(this.anyChatVisible()),
+      showReview: (toolCallId) => this.reviews.reveal(toolCallId),
+    });
+    // The chat gets every message; a turn that failed for want of a key also raises a notification.
+    const view = {
+      post: (m: ToView): void => {
+        if (m.type === 'turnEnd') this.onTurnError(m.error);
+        chat.post(m);
+      },
+    };
+    const sessions = new Sessions(view, () => this.cwd(), readSettings().initialMode);
+    chat.sessions = sessions;
+    sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
+    sessions.roots = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    return { chat, sessions };
+  }
+
+  /**
+   * "Open in New Tab": a second conversation in an editor tab beside the side bar, its own session on the
+   * same agent (both run at once, each with its own transcript and approvals). `panel` is a tab restored
+   * after a reload, with the session it showed.
+   */
+  openTab(panel?: vscode.WebviewPanel, sessionId: string | null = null): void {
+    const tab = this.makeChat();
+    const p = panel ?? vscode.window.createWebviewPanel(ChatView.tabViewType, 'Sidecar Chat', { viewColumn: vscode.ViewColumn.Active }, tab.chat.webviewOptions());
+    p.iconPath = vscode.Uri.joinPath(this.extCtx.extensionUri, 'media', 'sidecar.svg');
+    tab.sessions.sessionId = sessionId;
+    tab.chat.attachPanel(p);
+    this.tabs.add(tab);
+    p.onDidDispose(() => {
+      this.tabs.delete(tab);
+      this.panelVisibility(this.anyChatVisible());
+    });
+    if (this.client?.isRunning()) void tab.sessions.attach(this.connection(this.client));
+  }
+
+  /** Every open chat: the side bar's first, then the tabs'. */
+  private chats(): { chat: ChatView; sessions: Sessions }[] {
+    return [{ chat: this.chat, sessions: this.sessions }, ...this.tabs];
+  }
+
+  /** The chat showing `sessionId` (what it asks goes there), else the side bar's. */
+  chatFor(sessionId: string | undefined): ChatView {
+    return this.chats().find((c) => sessionId && c.sessions.sessionId === sessionId)?.chat ?? this.chat;
+  }
+
+  private anyChatVisible(): boolean {
+    return this.chats().some((c) => c.chat.visible);
+  }
+
+  /** Each chat's sessions follow the agent (started, stopped, restarted). */
+  private async attachAll(connection: Connection | undefined): Promise<void> {
+    await Promise.all(this.chats().map((c) => c.sessions.attach(connection)));
   }
 
   registerCommand(name: string, factory: (ctx: Ctx) => (...args: never[]) => unknown): void {
@@ -227,8 +280,8 @@ export class Ctx implements vscode.Disposable {
       const message = `The agent failed to start: ${e instanceof Error ? e.message : String(e)}`;
       this.output.error(message);
       this.chat.post({ type: 'error', message });
-      await this.sessions.attach(undefined);
-      this.sessions.fail();
+      await this.attachAll(undefined);
+      for (const c of this.chats()) c.sessions.fail();
       return;
     }
     const info = client.initializeResult?.serverInfo;
@@ -244,8 +297,8 @@ export class Ctx implements vscode.Disposable {
     this.agentCapabilities = experimental?.acp;
     this.output.info(`agent capabilities: ${JSON.stringify(this.agentCapabilities ?? null)}`);
     this.panelVisible = undefined;
-    this.panelVisibility(this.chat.visible);
-    await this.sessions.attach(this.connection(client));
+    this.panelVisibility(this.anyChatVisible());
+    await this.attachAll(this.connection(client));
   }
 
   /** An authentication failure: one notification naming the key and endpoint, with Set API Key. */
@@ -284,8 +337,8 @@ export class Ctx implements vscode.Disposable {
   private async startFailed(e: unknown): Promise<void> {
     const message = e instanceof Error ? e.message : String(e);
     this.output.error(message);
-    await this.sessions.attach(undefined);
-    this.sessions.fail();
+    await this.attachAll(undefined);
+    for (const c of this.chats()) c.sessions.fail();
     this.chat.post({ type: 'error', message });
     // One short message, and a button that does the thing.
     const buttons: { label: string; run: () => unknown }[] = [];
@@ -460,14 +513,14 @@ export class Ctx implements vscode.Disposable {
   private onNotify(p: NotifyParams): void {
     const show = (text: string): void => {
       void vscode.window.showInformationMessage(text, 'Show').then((a) => {
-        if (a === 'Show') this.chat.reveal();
+        if (a === 'Show') this.chatFor(p.sessionId).reveal();
       });
     };
     if (p.kind === 'waiting') {
       // An approval raises its own notification (with its buttons); the permission request follows this
       // notification at once, so look a moment later.
       setTimeout(() => {
-        if (this.chat.openApprovals(p.sessionId) === 0) show(`Sidecar: ${p.message}`);
+        if (this.chats().every((c) => c.chat.openApprovals(p.sessionId) === 0)) show(`Sidecar: ${p.message}`);
       }, 400);
       return;
     }
@@ -492,22 +545,28 @@ export class Ctx implements vscode.Disposable {
       });
     let wasRunning = false;
     this.clientDisposables.push(
-      client.onNotification(SessionUpdateNotification.method, (n) => this.sessions.onUpdate(n)),
+      // Each chat takes its own session's updates (Sessions.onUpdate drops the others).
+      client.onNotification(SessionUpdateNotification.method, (n) => {
+        for (const c of this.chats()) c.sessions.onUpdate(n);
+      }),
       client.onRequest(RequestPermission.method, (p, token) =>
-        track(p.sessionId, token, (t) => requestPermission(p, readSettings().approvalStyle, t, this.chat)),
+        track(p.sessionId, token, (t) => requestPermission(p, readSettings().approvalStyle, t, this.chatFor(p.sessionId))),
       ),
       client.onRequest(ReviewEdit.method, (p, token) =>
         track(p.sessionId, token, async (t) => {
+          const chat = this.chatFor(p.sessionId);
           // The card says it waits for the user's review (with "Open diff"), not "running".
-          this.chat.post({ type: 'reviewing', toolCallId: p.toolCallId, waiting: true });
-          const r = await this.reviews.review(p, t).finally(() => this.chat.post({ type: 'reviewing', toolCallId: p.toolCallId, waiting: false }));
+          chat.post({ type: 'reviewing', toolCallId: p.toolCallId, waiting: true });
+          const r = await this.reviews.review(p, t).finally(() => chat.post({ type: 'reviewing', toolCallId: p.toolCallId, waiting: false }));
           // The card shows the user's decision as such, not as the tool's failure.
-          if (r.outcome === 'rejected') this.chat.post({ type: 'decided', toolCallId: p.toolCallId, outcome: 'rejected', ...(r.feedback ? { feedback: r.feedback } : {}) });
+          if (r.outcome === 'rejected') chat.post({ type: 'decided', toolCallId: p.toolCallId, outcome: 'rejected', ...(r.feedback ? { feedback: r.feedback } : {}) });
           return r;
         }),
       ),
       client.onNotification(Notify.method, (p) => this.onNotify(p)),
-      client.onNotification(ModelRetry.method, (p) => this.sessions.onRetry(p)),
+      client.onNotification(ModelRetry.method, (p) => {
+        for (const c of this.chats()) c.sessions.onRetry(p);
+      }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         // An interpreter or endpoint the workspace names may now be offered (asked first): start again so
         // the question is asked; otherwise the running agent is told.
@@ -520,10 +579,10 @@ export class Ctx implements vscode.Disposable {
       client.onDidChangeState((e) => {
         if (e.newState === State.Stopped) {
           this.reviews.cancelAll();
-          if (wasRunning) void this.sessions.attach(undefined);
+          if (wasRunning) void this.attachAll(undefined);
         } else if (e.newState === State.Running) {
           // A restart after a crash: the open session reloads from its saved log.
-          if (wasRunning) void this.sessions.attach(this.connection(client));
+          if (wasRunning) void this.attachAll(this.connection(client));
           wasRunning = true;
         }
       }),
@@ -536,7 +595,7 @@ export class Ctx implements vscode.Disposable {
     for (const d of this.clientDisposables) d.dispose();
     this.clientDisposables = [];
     this.reviews.cancelAll();
-    await this.sessions.attach(undefined);
+    await this.attachAll(undefined);
     if (client) {
       try {
         await client.stop(5000);

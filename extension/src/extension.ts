@@ -11,6 +11,7 @@ export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
   extCtx.subscriptions.push(ctx);
   ctx.registerCommand('focusChat', commands.focusChat);
   ctx.registerCommand('newSession', commands.newSession);
+  ctx.registerCommand('openInNewTab', commands.openInNewTab);
   ctx.registerCommand('resumeSession', commands.resumeSession);
   ctx.registerCommand('cancel', commands.cancel);
   ctx.registerCommand('setApiKey', commands.setApiKey);

@@ -51,7 +51,12 @@ export class ReadonlyTexts implements vscode.TextDocumentContentProvider, vscode
       const base = path.basename(p.file.path);
       await vscode.commands.executeCommand('vscode.diff', p.now, p.then, `${base}: now ↔ ${title}${p.label ? ` (${p.label})` : ''}`, { preview: true });
     } else if (pairs.length > 1) {
-      await vscode.commands.executeCommand('vscode.changes', `Now ↔ ${title}`, pairs.map((p) => [vscode.Uri.file(p.file.path), p.now, p.then]));
+      try {
+        await vscode.commands.executeCommand('vscode.changes', `Now ↔ ${title}`, pairs.map((p) => [vscode.Uri.file(p.file.path), p.now, p.then]));
+      } catch {
+        // an editor without the multi-file diff editor: one diff tab per file
+        for (const p of pairs) await vscode.commands.executeCommand('vscode.diff', p.now, p.then, `${path.basename(p.file.path)}: now ↔ ${title}`, { preview: false });
+      }
     }
     const notes: string[] = [];
     if (binary.length) notes.push(`not shown (binary): ${binary.join(', ')}`);

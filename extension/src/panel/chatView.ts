@@ -1,6 +1,7 @@
 /**
- * The chat panel: a webview view in the Sidecar side bar. Static script and style from dist/ and media/,
- * a Content-Security-Policy with a nonce, no remote resources. Messages are switched on `type`.
+ * The chat panel: a webview view in the Sidecar side bar, or an editor tab ("Open in New Tab": a second
+ * conversation, its own `Sessions`, on the same agent). Static script and style from dist/ and media/, a
+ * Content-Security-Policy with a nonce, no remote resources. Messages are switched on `type`.
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
@@ -28,9 +29,52 @@ export interface ChatCommands {
 /** How long a message waits for others to travel with it to the webview. */
 const BATCH_MS = 8;
 
+/** Where a chat's webview lives: the side bar's view or an editor tab's panel. */
+interface Surface {
+  /** on the page as `body[data-surface]` (which chat this is, for tests and styles) */
+  readonly kind: 'view' | 'tab';
+  readonly webview: vscode.Webview;
+  readonly visible: boolean;
+  show(preserveFocus: boolean): void;
+  setBadge(n: number): void;
+  onDidChangeVisibility(listener: () => void): void;
+  onDidDispose(listener: () => void): void;
+}
+
+function viewSurface(view: vscode.WebviewView): Surface {
+  return {
+    kind: 'view',
+    webview: view.webview,
+    get visible() {
+      return view.visible;
+    },
+    show: (preserveFocus) => view.show(preserveFocus),
+    // A zero badge is hidden; assigning `undefined` did not clear a shown badge in code-server 4.100.
+    setBadge: (n) => (view.badge = { value: n, tooltip: n > 0 ? `${n} waiting for you` : '' }),
+    onDidChangeVisibility: (listener) => view.onDidChangeVisibility(listener),
+    onDidDispose: (listener) => view.onDidDispose(listener),
+  };
+}
+
+function panelSurface(panel: vscode.WebviewPanel): Surface {
+  return {
+    kind: 'tab',
+    webview: panel.webview,
+    get visible() {
+      return panel.visible;
+    },
+    show: (preserveFocus) => panel.reveal(undefined, preserveFocus),
+    setBadge: () => undefined, // an editor tab has no badge; the side bar's counts every chat's
+    onDidChangeVisibility: (listener) => panel.onDidChangeViewState(listener),
+    onDidDispose: (listener) => panel.onDidDispose(listener),
+  };
+}
+
 export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals {
   static readonly viewId = 'sidecar.chat';
-  private view: vscode.WebviewView | undefined;
+  /** The editor tabs' webview panels (restored after a reload by a WebviewPanelSerializer). */
+  static readonly tabViewType = 'sidecar.chatTab';
+  private view: Surface | undefined;
   private queue: ToView[] = [];
   /** Posted in this tick, sent together at its end (see `post`). */
   private outbox: ToView[] = [];
@@ -78,13 +122,28 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    this.attach(viewSurface(view));
+  }
+
+  /** An editor tab's panel (new, or restored after a reload) shows this chat. */
+  attachPanel(panel: vscode.WebviewPanel): void {
+    this.attach(panelSurface(panel));
+  }
+
+  /** What a tab's panel is created with (the same script and style as the side bar's view). */
+  webviewOptions(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+    return { ...this.scriptOptions(), retainContextWhenHidden: true };
+  }
+
+  private scriptOptions(): vscode.WebviewOptions {
+    return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist'), vscode.Uri.joinPath(this.extensionUri, 'media')] };
+  }
+
+  private attach(view: Surface): void {
     this.view = view;
     this.viewReady = false;
-    view.webview.options = {
-      enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist'), vscode.Uri.joinPath(this.extensionUri, 'media')],
-    };
-    view.webview.html = this.html(view.webview);
+    view.webview.options = this.scriptOptions();
+    view.webview.html = this.html(view.webview, view.kind);
     view.webview.onDidReceiveMessage((m: FromView) => void this.onMessage(m));
     view.onDidChangeVisibility(() => {
       this.commands.visibilityChanged(view.visible);
@@ -144,8 +203,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
   }
 
   private setBadge(n: number): void {
-    // A zero badge is hidden; assigning `undefined` did not clear a shown badge in code-server 4.100.
-    if (this.view) this.view.badge = { value: n, tooltip: n > 0 ? `${n} waiting for you` : '' };
+    this.view?.setBadge(n);
   }
 
   private async onMessage(m: FromView): Promise<void> {
@@ -256,7 +314,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     void vscode.window.showWarningMessage(`Sidecar: not restored: ${list}`);
   }
 
-  private html(webview: vscode.Webview): string {
+  private html(webview: vscode.Webview, kind: Surface['kind']): string {
     const nonce = randomBytes(16).toString('base64');
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'chat.css'));
@@ -276,7 +334,7 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
 <link href="${style}" rel="stylesheet">
 <title>Sidecar</title>
 </head>
-<body>
+<body data-surface="${kind}">
 <header class="toolbar">
   <select id="sessions" title="Sessions" aria-label="Sessions"></select>
   <button id="new-session" class="secondary" title="New session">New</button>

@@ -20,7 +20,22 @@ import { Viewport } from './viewport';
 interface VsCodeApi {
   postMessage(message: FromView): void;
   getState(): unknown;
-  setState(state: { commands: AvailableCommand[] }): void;
+  setState(state: SavedState): void;
+}
+
+/** What the editor keeps for this webview across reloads: the slash commands, and the open session (an
+ * editor tab's serializer reopens it: ctx.ts `openTab`). */
+interface SavedState {
+  commands: AvailableCommand[];
+  sessionId?: string | null;
+}
+
+/** Updates the kept state with `change` (the rest stays as it was). */
+function keep(change: Partial<SavedState>): void {
+  const now = vscode.getState();
+  const commands = savedCommands(now);
+  const sessionId = isRecord(now) && typeof now.sessionId === 'string' ? now.sessionId : null;
+  vscode.setState({ commands, sessionId, ...change });
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -81,7 +96,7 @@ function onUpdate(u: SessionUpdate, transcriptOnly = false): void {
     case 'available_commands_update':
       composer.setCommands(u.availableCommands ?? []);
       // kept by the editor across reloads: the "/" menu works before the first session of the next window
-      vscode.setState({ commands: u.availableCommands ?? [] });
+      keep({ commands: u.availableCommands ?? [] });
       break;
     default:
       break;
@@ -127,6 +142,7 @@ function handle(m: ToView): void {
   replay.before(m);
   switch (m.type) {
     case 'state':
+      if (m.sessionId !== (vscode.getState() as { sessionId?: unknown } | undefined)?.sessionId) keep({ sessionId: m.sessionId });
       state.ready = m.ready;
       if (m.roots) state.roots = m.roots;
       chrome.state(m);
