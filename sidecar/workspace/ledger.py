@@ -152,6 +152,9 @@ class LedgerEntry:
     # Lines checkpoint index of a huge file: [(line_number_0_based, byte_offset)], every CHECKPOINT lines.
     line_index: list[tuple[int, int]] | None = None
     total_lines: int | None = None
+    # A large UTF-8 file's block scan (its line count and block index, ``sidecar.tools.files.read``); it
+    # holds the stat it is valid for.
+    scan: object | None = None
     # The bytes whose fingerprint is ``fingerprint`` (None: not kept; see "Content kept for rebasing").
     content: bytes | None = None
     # A client-sourced entry: the disk's (mtime_ns, size) when last compared with what the agent saw.
@@ -208,7 +211,7 @@ class ReadLedger:
             old = entry
             entry = LedgerEntry(path=path, fingerprint=fp)
             if keep_index and old is not None:
-                entry.line_index, entry.total_lines = old.line_index, old.total_lines
+                entry.line_index, entry.total_lines, entry.scan = old.line_index, old.total_lines, old.scan
             self._entries[path] = entry
             self._kept.pop(path, None)
         elif fp.full or not entry.fingerprint.full:

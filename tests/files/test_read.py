@@ -315,6 +315,36 @@ async def test_a_big_file_read_in_blocks_decodes_and_counts_as_the_whole_file_pa
                 assert out.metadata.get(key) == expected.metadata.get(key), (name, key, offset, limit)
 
 
+async def test_paging_through_a_big_file_after_a_same_size_rewrite_reads_the_new_lines(agent: Agent,
+                                                                                      ws: Path) -> None:
+    """A big file read page by page is scanned once; rewritten behind the agent's back to the same size
+    and line count with its mtime set back (lines 5-10 joined, line 59000 split: every line between
+    moved), the next page is the new file's, numbered as the whole-file path numbers it."""
+    from sidecar.tools.files import read as read_module
+    from sidecar.workspace.textfile import decode
+
+    f = ws / "paged.py"
+    data = _big_ascii(60_000)
+    f.write_bytes(data)
+    for offset in (1, 2001):
+        got, err, _ = await agent.call("Read", file_path=str(f), offset=offset, limit=2000)
+        assert not err and got.startswith(f"{offset:6d}\t") and f"value_{offset} = compute({offset}, 'x')" in got
+    st = f.stat()
+    head, sep, rest = data.partition(b"value_5 = ")
+    joined = rest.replace(b"\n", b" ", 5)
+    late = b"value_59000 = compute(59000, 'x') % 7  # line 59000, 100%"
+    rewritten = head + sep + joined.replace(late, late.replace(b" ", b"\n", 5), 1)
+    assert len(rewritten) == len(data) and rewritten.count(b"\n") == data.count(b"\n")
+    f.write_bytes(rewritten)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    text, enc = decode(rewritten)
+    expected = read_module._text_output(f, _ctx(agent), text, enc, 20_001, 2000).joined_text()
+    got, err, _ = await agent.call("Read", file_path=str(f), offset=20_001, limit=2000)
+    assert not err
+    assert got == expected
+    assert got.startswith(" 20001\t") and "value_20006 = compute(20006, 'x')" in got.splitlines()[0]
+
+
 def _ctx(agent: Agent) -> Any:
     from sidecar.tools.context import ToolContext
 

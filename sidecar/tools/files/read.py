@@ -233,9 +233,16 @@ class _Scan(NamedTuple):
     blocks: list[tuple[int, int]]
     trailing: bool  # the last byte is a newline
     crlf: bool  # every newline is a CRLF
+    stamp: tuple[int, int, int, int]  # (st_ino, st_size, st_mtime_ns, st_ctime_ns) of the file scanned
 
 
-def _scan_plain_utf8(fd: int, size: int) -> _Scan | None:
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What a scan of the file stays valid for: its inode, size, mtime and ctime (which no ``touch`` can
+    set back)."""
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _scan_plain_utf8(fd: int, size: int, stamp: tuple[int, int, int, int]) -> _Scan | None:
     """Count the lines of the file on ``fd`` and check it is UTF-8 without a BOM and not binary (what
     ``decode`` reads as UTF-8; None when not), reading ``SCAN_BLOCK`` at a time into one buffer: no
     allocation of the file's size (each fresh page of one costs a fault: reading 4 MB whole took longer
@@ -269,7 +276,7 @@ def _scan_plain_utf8(fd: int, size: int) -> _Scan | None:
         return None
     finally:
         view.release()
-    return _Scan(newlines, index, last == b"\n", newlines > 0 and pairs == newlines)
+    return _Scan(newlines, index, last == b"\n", newlines > 0 and pairs == newlines, stamp)
 
 
 def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key: str) -> ToolOutput | None:
@@ -284,15 +291,19 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
     ~18x ``cat -n`` for all of them."""
     fd, st = open_regular(path)
     try:
-        scan = _scan_plain_utf8(fd, st.st_size)
+        fp = Fingerprint(st.st_mtime_ns, st.st_size, None, False)
+        ledger = ledger_of(ctx)
+        # A file read page by page (offset=2001, 4001, …) is scanned once while it stays the same file.
+        entry = ledger.get(path)
+        known = entry.scan if entry is not None and not entry.stale else None
+        scan = known if isinstance(known, _Scan) and known.stamp == _stamp(st) else _scan_plain_utf8(
+            fd, st.st_size, _stamp(st))
         if scan is None or scan.newlines == 0:
             return None
         newlines = scan.newlines
         total = newlines + (0 if scan.trailing else 1)
         if start < 0:
             start = max(1, total + start + 1)
-        fp = Fingerprint(st.st_mtime_ns, st.st_size, None, False)
-        ledger = ledger_of(ctx)
         if start > total:
             ledger.record_read(path, fp, key)
             return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
@@ -312,16 +323,18 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
         os.close(fd)
     held = (scan.blocks[hi][0] if hi < len(scan.blocks) else newlines) - before
     if len(region) != end - offset or region.count(b"\n") != held:
-        return None  # changed while read: the whole-file path reads it again
+        return None  # changed since it was scanned: the whole-file path reads it again
     begin = _line_start(region, first - before)
     after = _line_start(region, after_line - before, known=(first - before, begin))
     stop = after - 1 if after > begin and region[after - 1] == 10 else after  # without the range's last "\n"
-    ledger.record_read(path, fp, key)
+    try:
+        body = _numbered_bytes(start, region, begin, stop)
+        lines = region[begin:stop].decode("utf-8").split("\n") if body is None else []
+    except UnicodeDecodeError:  # rewritten since the scan (same size, same mtime tick): read it whole
+        return None
+    ledger.record_read(path, fp, key).scan = scan
     enc = Encoding("utf-8", b"", scan.crlf)
-    body = _numbered_bytes(start, region, begin, stop)
-    if body is None:
-        return _lines_output(region[begin:stop].decode("utf-8").split("\n"), enc, start, total)
-    return _lines_output([], enc, start, total, body=body, count=count)
+    return _lines_output(lines, enc, start, total, body=body, count=count)
 
 
 LINE_SEARCH_BLOCK = 1 << 14  # newlines are counted this many bytes at a time, then found one by one
