@@ -81,7 +81,7 @@ async def main_async(nbytes: int, runs: int) -> None:
     sys.path.insert(0, str(REPO))
     from sidecar.permissions.gate import govern
     from sidecar.secrets import register_secret
-    from sidecar.session import Session
+    from sidecar.session import ConnectionState, Session
     from sidecar.store import SessionStore
     from sidecar.tools.bash.bash import Bash, BashInput
     from sidecar.tools.bash.shells import shells_of
@@ -90,6 +90,7 @@ async def main_async(nbytes: int, runs: int) -> None:
     class Channel:
         def __init__(self) -> None:
             self.client_capabilities: dict[str, object] = {}
+            self.state = ConnectionState()
 
         async def request(self, method: str, params: dict[str, object]) -> object:
             return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}

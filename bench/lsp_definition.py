@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from sidecar.permissions.gate import govern  # noqa: E402
-from sidecar.session import Session  # noqa: E402
+from sidecar.session import ConnectionState, Session  # noqa: E402
 from sidecar.store import SessionStore  # noqa: E402
 from sidecar.tools.context import ToolContext  # noqa: E402
 from sidecar.tools.dispatch import Dispatcher, ToolCall  # noqa: E402
@@ -38,6 +38,7 @@ from sidecar.tools.registry import ToolRegistry  # noqa: E402
 class QuietChannel:
     def __init__(self) -> None:
         self.client_capabilities: dict[str, Any] = {}
+        self.state = ConnectionState()
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         raise RuntimeError(f"unexpected request {method}")

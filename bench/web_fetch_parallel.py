@@ -29,7 +29,7 @@ from sidecar.agent.loop import AgentLoop, Conversation
 from sidecar.model.client import ModelClient
 from sidecar.model.settings import ModelSettings
 from sidecar.permissions.gate import govern
-from sidecar.session import Session
+from sidecar.session import ConnectionState, Session
 from sidecar.store import SessionStore
 from sidecar.tools.registry import ToolRegistry
 from sidecar.tools.web import WebFetch, WebSearch
@@ -64,6 +64,7 @@ def start_server(delay: float) -> ThreadingHTTPServer:
 class Channel:
     def __init__(self) -> None:
         self.client_capabilities: dict[str, Any] = {}
+        self.state = ConnectionState()
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         raise AssertionError(f"unexpected request {method}: the rule should allow loopback")

@@ -62,7 +62,7 @@ def attach(core: SessionCore) -> None:
         await notify(turn.session, "turn_ended", f"The agent finished ({result.get('stopReason')})")
 
     async def panel_visibility(params: dict[str, Any], channel: ClientChannel) -> None:
-        channel.panel_visible = bool(params.get("visible", True))  # type: ignore[attr-defined]
+        channel.state.panel_visible = bool(params.get("visible", True))
 
     async def trust_first(turn: PromptTurn) -> dict[str, Any] | None:
         await resolve_trust(turn.session)
@@ -72,7 +72,7 @@ def attach(core: SessionCore) -> None:
         trusted = params.get("trusted")
         if not isinstance(trusted, bool):
             return
-        channel.workspace_trust = trusted  # type: ignore[attr-defined]
+        channel.state.workspace_trust = trusted
         from sidecar.permissions.trust import trust_of
 
         for session in [s for s in core.sessions.values() if s.channel is channel]:

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar, cast
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from sidecar.errors import ClientGone, ClientRequestError, RpcError
 from sidecar.store import SessionStore
@@ -70,22 +70,44 @@ class ServiceKey(Generic[ServiceT]):
         return f"ServiceKey({self.name!r})"
 
 
-class ClientChannel(Protocol):
-    """The way back to the editor. Implemented by each transport adapter.
+@dataclass
+class ConnectionState:
+    """What one connection knows of its client beyond its capabilities: set by the transport and by the
+    client's notifications, read by the port and the core. Every channel holds one (``channel.state``)."""
 
-    A channel may also implement ``request_permission(params) -> outcome | None`` when the transport
-    has its own way to ask (the LSP channel falls back to ``window/showMessageRequest`` for a plain
-    LSP client); ``ClientPort.request_permission`` uses it when present.
-    """
+    # Whether the editor's agent panel is showing (``_sidecar/panel_visibility``): hidden, the user is
+    # told of a finished turn with ``_sidecar/notify``.
+    panel_visible: bool = True
+    # The editor's own Workspace Trust (``initialize``'s ``_meta.sidecar.workspaceTrust``, LSP
+    # ``initializationOptions.workspaceTrust``, then ``_sidecar/workspace_trust``); None: it did not say.
+    workspace_trust: bool | None = None
+    # The client applies ``workspace/applyEdit`` to its open buffers (LSP's ``workspace.applyEdit``).
+    applies_buffer_edits: bool = False
+    # LSP only: the client sent ``initializationOptions.acp`` (ours), so it answers
+    # ``session/request_permission``; a plain LSP client is asked with ``window/showMessageRequest``.
+    supports_acp_permissions: bool = False
+
+
+class ClientChannel(Protocol):
+    """The way back to the editor. Implemented by each transport adapter (and by the tests' fakes)."""
 
     client_capabilities: dict[str, Any]
+    state: ConnectionState
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
-        """Send a request and await its result. Cancelling the awaiting task forgets the request
-        (a late reply is dropped, never a crash)."""
+        """Send a request and await its result (the raw JSON; ``ClientPort`` reads it). Cancelling the
+        awaiting task forgets the request (a late reply is dropped, never a crash)."""
         ...
 
     async def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class AsksPermissionItself(Protocol):
+    """A channel whose transport has its own way to ask (the LSP channel falls back to
+    ``window/showMessageRequest`` for a plain LSP client); ``ClientPort.request_permission`` uses it."""
+
+    async def request_permission(self, params: dict[str, Any]) -> Any: ...
 
 
 # How long the editor may take to answer ``fs/read_text_file`` / ``fs/write_text_file`` (seconds).
@@ -149,9 +171,10 @@ class ClientPort:
             tool_call = {**tool_call, "title": shown_text(tool_call["title"])}
         options = [{**o, "name": shown_text(o["name"])} if isinstance(o.get("name"), str) else o for o in options]
         params = {"sessionId": self.session_id, "toolCall": tool_call, "options": options}
-        own = getattr(self.channel, "request_permission", None)
-        result = await self._answer("session/request_permission", own(params) if own is not None
-                                    else self.channel.request("session/request_permission", params))
+        channel = self.channel
+        result = await self._answer("session/request_permission", channel.request_permission(params)
+                                    if isinstance(channel, AsksPermissionItself)
+                                    else channel.request("session/request_permission", params))
         outcome = (result or {}).get("outcome") if isinstance(result, dict) else None
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             return None
@@ -171,7 +194,7 @@ class ClientPort:
 
     def can_edit_buffers(self) -> bool:
         """Whether the editor applies edits to its open buffers (LSP ``workspace/applyEdit``)."""
-        return bool(getattr(self.channel, "applies_buffer_edits", False))
+        return self.channel.state.applies_buffer_edits
 
     async def apply_buffer_edit(self, params: dict[str, Any]) -> Any:
         """``workspace/applyEdit``: the editor changes its buffer (undoable there); disk is untouched."""
@@ -254,8 +277,7 @@ class ClientPort:
 
     async def notify_user(self, kind: str, message: str, title: str) -> None:
         """``_sidecar/notify`` when the client asked for it (``notify``) and its panel is hidden."""
-        # The editor's panel visibility is per connection (``_sidecar/panel_visibility`` sets it).
-        if not self.capability("notify") or getattr(self.channel, "panel_visible", True):
+        if not self.capability("notify") or self.channel.state.panel_visible:
             return
         try:
             await self.channel.notify("_sidecar/notify", {"sessionId": self.session_id, "kind": kind,

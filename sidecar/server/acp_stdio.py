@@ -20,6 +20,7 @@ from sidecar.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, REQUEST
 from sidecar.server import jsonrpc
 from sidecar.server.core import SessionCore
 from sidecar.server.outbox import Outbox
+from sidecar.session import ConnectionState
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ class AcpStdioChannel:
 
     def __init__(self, writer: Any) -> None:
         self.client_capabilities: dict[str, Any] = {}
+        self.state = ConnectionState()
         self._writer = writer
         # What one loop iteration sends goes out as one write (a session/load replay: thousands of updates).
         self._outbox = Outbox(writer.write)

@@ -212,7 +212,7 @@ class SessionCore:
             self.configure(user if isinstance(user, dict) else {}, ours.get("workspaceSettings"))
         if isinstance(meta.get("sidecar"), dict) and isinstance(meta["sidecar"].get("workspaceTrust"), bool):
             # The editor's own Workspace Trust (VS Code: vscode.workspace.isTrusted); see docs/protocol.md.
-            channel.workspace_trust = meta["sidecar"]["workspaceTrust"]  # type: ignore[attr-defined]
+            channel.state.workspace_trust = meta["sidecar"]["workspaceTrust"]
         asyncio.get_running_loop().call_soon(self.warm_up)  # after this answer is written
         return {
             "protocolVersion": PROTOCOL_VERSION,
@@ -252,8 +252,7 @@ class SessionCore:
         from sidecar.tools.builtin import builtin_tools
         from sidecar.tools.registry import ToolRegistry
 
-        client_trust = getattr(session.channel, "workspace_trust", None)
-        trust = WorkspaceTrust(session, client_trust if isinstance(client_trust, bool) else None)
+        trust = WorkspaceTrust(session, session.channel.state.workspace_trust)
         session.services["trust"] = trust
         session.services["client_settings"] = self.client_settings
         session.services["workspace_settings"] = self.workspace_settings

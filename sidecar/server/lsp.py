@@ -33,6 +33,7 @@ from sidecar.server import jsonrpc
 from sidecar.server.client_version import client_mismatch
 from sidecar.server.core import SessionCore
 from sidecar.server.outbox import Outbox
+from sidecar.session import ConnectionState
 from sidecar.workspace.buffers import OpenBuffers
 
 log = logging.getLogger(__name__)
@@ -57,14 +58,15 @@ class SidecarProtocol(LanguageServerProtocol):
         caps = acp_options.get("clientCapabilities")
         server.channel.client_capabilities = dict(caps) if isinstance(caps, dict) else {}
         # An ACP-aware editor (ours) sends the "acp" key; a plain LSP client gets window/showMessageRequest.
-        server.channel.supports_acp_permissions = "acp" in options
+        state = server.channel.state
+        state.supports_acp_permissions = "acp" in options
         workspace_caps = params.capabilities.workspace
-        server.channel.applies_buffer_edits = bool(workspace_caps and workspace_caps.apply_edit)
+        state.applies_buffer_edits = bool(workspace_caps and workspace_caps.apply_edit)
         if isinstance(options.get("settings"), dict) or isinstance(options.get("workspaceSettings"), dict):
             user = options.get("settings")
             server.core.configure(user if isinstance(user, dict) else {}, options.get("workspaceSettings"))
         if isinstance(options.get("workspaceTrust"), bool):  # VS Code's Workspace Trust (docs/protocol.md)
-            server.channel.workspace_trust = options["workspaceTrust"]  # type: ignore[attr-defined]
+            state.workspace_trust = options["workspaceTrust"]
         # Said once the client is listening (on `initialized`): a window/showMessage every LSP client shows.
         server.version_warning = client_mismatch(options.get("client"), version())
         if server.version_warning:
@@ -198,8 +200,7 @@ class LspChannel:
     def __init__(self, server: SidecarLanguageServer) -> None:
         self.server = server
         self.client_capabilities: dict[str, Any] = {}
-        self.supports_acp_permissions = False
-        self.applies_buffer_edits = False  # the client takes workspace/applyEdit (edits into open buffers)
+        self.state = ConnectionState()
 
     def _typed(self, method: str, params: dict[str, Any]) -> Any:
         """pygls sends LSP's own methods (window/showMessageRequest, $/cancelRequest …) only as
@@ -236,7 +237,7 @@ class LspChannel:
     async def request_permission(self, params: dict[str, Any]) -> Any:
         """ACP ``session/request_permission`` for our extension (it sent ``initializationOptions.acp``);
         a plain LSP client gets ``window/showMessageRequest`` with one action per option."""
-        if self.supports_acp_permissions:
+        if self.state.supports_acp_permissions:
             return await self.request("session/request_permission", params)
         tool_call = params.get("toolCall") or {}
         options: list[dict[str, Any]] = params.get("options") or []

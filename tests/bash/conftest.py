@@ -10,7 +10,7 @@ import pytest
 import pytest_asyncio
 
 from sidecar.permissions.gate import govern
-from sidecar.session import Session
+from sidecar.session import ConnectionState, Session
 from sidecar.store import SessionStore
 from sidecar.tools.bash.shells import shells_of
 from sidecar.tools.context import ToolContext
@@ -21,6 +21,7 @@ class RecordingChannel:
 
     def __init__(self) -> None:
         self.client_capabilities: dict[str, Any] = {}
+        self.state = ConnectionState()
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.notes: list[tuple[str, dict[str, Any]]] = []
         self.answer = "allow_once"

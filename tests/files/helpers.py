@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.permissions.gate import govern
-from sidecar.session import Session
+from sidecar.session import ConnectionState, Session
 from sidecar.store import SessionStore
 from sidecar.tools.builtin import file_tools
 from sidecar.tools.dispatch import Dispatcher, ToolCall
@@ -20,6 +20,7 @@ class RecordingChannel:
     """Records notifications and permission requests; answers them with ``answer`` (allow_once by default)."""
 
     client_capabilities: dict[str, Any] = field(default_factory=dict)
+    state: ConnectionState = field(default_factory=ConnectionState)
     notifications: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     answer: str = "allow_once"

@@ -12,7 +12,7 @@ from typing import Any
 
 from sidecar.errors import RpcError
 from sidecar.permissions.gate import govern
-from sidecar.session import Session
+from sidecar.session import ConnectionState, Session
 from sidecar.store import SessionStore
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.lsp import LSPInput, LSPTool
@@ -29,6 +29,7 @@ class EditorChannel:
     def __init__(self, sidecar_caps: dict[str, bool] | None = None,
                  handlers: dict[str, Handler] | None = None) -> None:
         self.client_capabilities: dict[str, Any] = {"_meta": {"sidecar": sidecar_caps or {}}}
+        self.state = ConnectionState()
         self.handlers = handlers or {}
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.notifications: list[tuple[str, dict[str, Any]]] = []

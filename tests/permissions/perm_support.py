@@ -9,7 +9,7 @@ from typing import Any
 
 from sidecar.permissions.gate import govern
 from sidecar.permissions.trust import TrustStore, WorkspaceTrust
-from sidecar.session import Session
+from sidecar.session import ConnectionState, Session
 from sidecar.tools.context import ToolContext
 
 Responder = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -37,6 +37,7 @@ class ScriptedChannel:
 
     def __init__(self, capabilities: dict[str, Any] | None = None) -> None:
         self.client_capabilities: dict[str, Any] = capabilities or {}
+        self.state = ConnectionState()
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.notifications: list[tuple[str, dict[str, Any]]] = []
         self.responder: Responder = self._no_answer

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from sidecar.permissions.gate import govern
-from sidecar.session import Session
+from sidecar.session import ConnectionState, Session
 from sidecar.store import SessionStore
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
 from sidecar.tools.registry import ToolRegistry
@@ -120,6 +120,7 @@ class FakeChannel:
 
     answer: str = "allow_once"
     client_capabilities: dict[str, Any] = field(default_factory=dict)
+    state: ConnectionState = field(default_factory=ConnectionState)
     permission_requests: list[dict[str, Any]] = field(default_factory=list)
     notifications: list[dict[str, Any]] = field(default_factory=list)
 
