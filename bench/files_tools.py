@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foundation_common import row
 
 from sidecar.tools.files.glob import rg_binary
+from sidecar.workspace.watcher import WATCHER
 from tests.files.helpers import Agent
 
 
@@ -313,7 +314,7 @@ async def main() -> None:
         f.write_text("v0\n")
         lat = []
         await agent.call("Read", file_path=str(f))
-        watcher = agent.session.services["watcher"]
+        watcher = agent.session.service(WATCHER)
         await asyncio.wait_for(watcher.ready.wait(), 10)
         for k in range(30):
             agent.session.pending_notices.clear()

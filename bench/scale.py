@@ -242,6 +242,7 @@ import asyncio, statistics, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from tests.files.helpers import Agent
+from sidecar.workspace.watcher import WATCHER
 
 def rss():
     return int([l for l in open('/proc/self/status') if l.startswith('VmRSS:')][0].split()[1]) / 1024
@@ -254,7 +255,7 @@ async def m() -> None:
     f.write_text("v0\\n")
     started = time.perf_counter()
     await a.call('Read', file_path=str(f))
-    watcher = a.session.services["watcher"]
+    watcher = a.session.service(WATCHER)
     await asyncio.wait_for(watcher.ready.wait(), 600)
     ready = time.perf_counter() - started
     await asyncio.sleep(1)

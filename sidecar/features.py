@@ -44,16 +44,19 @@ def attach(core: SessionCore) -> None:
             handled = await run_command(core, session, name, argument)
             if handled is not None:
                 return handled
-            skill = (session.services.get("skills") or {}).get(name)
+            from sidecar.tools.skills.skill import SKILLS, skill_prompt
+
+            skill = (session.find_service(SKILLS) or {}).get(name)
             if skill is not None:  # /<skill> args: the skill, loaded, is the prompt
-                from sidecar.tools.skills.skill import skill_prompt
 
                 turn.prompt = await skill_prompt(session, skill, argument)
-        if session.services.get("brief"):
+        if session.brief:
             from sidecar.tools.interaction.brief import BRIEF_NOTICE
 
             session.add_notice(BRIEF_NOTICE)
-        checkpoints = session.services.get("checkpoints")
+        from sidecar.workspace.checkpoints import CHECKPOINTS
+
+        checkpoints = session.find_service(CHECKPOINTS)
         if checkpoints is not None:
             turn.meta["userMessageId"] = await checkpoints.begin_turn()
         return None
@@ -109,8 +112,7 @@ async def resolve_trust(session: Session) -> None:
         session.permissions.trust_changed()
         # Memory imports refused until now are read: the next request carries them (one prompt-cache
         # miss, once; the user asked for it by trusting).
-        session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
-                                                                allow=trust.import_allowed)
+        session.system_prompt = build_system_prompt(session.cwd, session.roots, allow=trust.import_allowed)
         if not session.history:  # a defaultMode from the settings applies only before the first prompt
             mode = session.permissions.initial_mode()
             if mode != session.mode:
@@ -125,30 +127,37 @@ async def resolve_trust(session: Session) -> None:
 
 async def start_session(core: SessionCore, session: Session) -> None:
     from sidecar.agent.compaction import before_model_request
+    from sidecar.agent.loop import BEFORE_MODEL_REQUEST
     from sidecar.memory.nested import NestedMemory
     from sidecar.tools.agents.definitions import agent_types
     from sidecar.tools.agents.task import Task
+    from sidecar.tools.dispatch import AFTER_TOOL_CALL, BEFORE_TOOL_CALL
+    from sidecar.tools.interaction.ask_user_question import NOTIFY_WAITING
+    from sidecar.tools.registry import REGISTRY
     from sidecar.tools.toolsearch import ToolSearch
-    from sidecar.workspace.checkpoints import ObservedLedger, start_checkpoints
+    from sidecar.workspace.checkpoints import CHECKPOINTS, ObservedLedger, start_checkpoints
+    from sidecar.workspace.ledger import LEDGER
 
-    registry = session.services["registry"]
+    registry = session.service(REGISTRY)
     ledger = ObservedLedger(session)
-    previous = session.services.get("ledger")
+    previous = session.find_service(LEDGER)
     if previous is not None:  # created by an earlier hook: keep what it recorded
         ledger._entries = previous._entries
         ledger._kept = getattr(previous, "_kept", {})
-    session.services["ledger"] = ledger
+    session.provide(LEDGER, ledger)
     checkpoints = await asyncio.to_thread(start_checkpoints, session)  # persisted: reloaded on session/load
-    session.services["checkpoints"] = checkpoints
+    session.provide(CHECKPOINTS, checkpoints)
     checkpoints.attach(ledger)
-    session.services["rewind"] = checkpoints.rewind
-    session.services["compare"] = checkpoints.compare
-    session.services.setdefault("before_tool_call", []).append(checkpoints.before_tool)
-    session.services.setdefault("after_tool_call", []).append(checkpoints.after_tool)
+    session.service(BEFORE_TOOL_CALL).append(checkpoints.before_tool)
+    session.service(AFTER_TOOL_CALL).append(checkpoints.after_tool)
     memory = NestedMemory(session)
     ledger.on_read.append(memory.on_read)
-    session.services["before_model_request"] = [before_model_request]
-    session.services["notify_waiting"] = lambda message: notify(session, "waiting", message)
+    session.service(BEFORE_MODEL_REQUEST).append(before_model_request)
+
+    async def notify_waiting(message: str) -> None:
+        await notify(session, "waiting", message)
+
+    session.provide(NOTIFY_WAITING, notify_waiting)
     notify_on_permission_questions(session)
 
     try:
@@ -173,8 +182,10 @@ async def start_session(core: SessionCore, session: Session) -> None:
 
 
 async def publish_commands(session: Session) -> None:
+    from sidecar.tools.skills.skill import SKILLS
+
     commands = list(BUILTIN_COMMANDS)
-    for skill in session.services.get("skills", {}).values():
+    for skill in (session.find_service(SKILLS) or {}).values():
         commands.append({"name": skill.name, "description": skill.description})
     try:
         await session.send_update({"sessionUpdate": "available_commands_update", "availableCommands": commands})
@@ -196,7 +207,10 @@ def slash_command(prompt: list[Any]) -> tuple[str, str] | None:
 async def run_command(core: SessionCore, session: Session, name: str, argument: str) -> dict[str, Any] | None:
     """Run a slash command; None when the name is not one (the text goes to the model as typed)."""
     from sidecar.agent.compaction import compact, replace_history
+    from sidecar.model.client import MODEL
     from sidecar.model.options import change as change_config_option
+    from sidecar.workspace.checkpoints import CHECKPOINTS, ObservedLedger
+    from sidecar.workspace.ledger import LEDGER
 
     if name == "compact":
         agent = core.main_agent(session)
@@ -208,7 +222,7 @@ async def run_command(core: SessionCore, session: Session, name: str, argument: 
         await session.send_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
         return {"stopReason": "end_turn"}
     if name == "model":
-        settings = session.services["model"].settings  # this session's, not the server's
+        settings = session.service(MODEL).settings  # this session's, not the server's
         if argument:  # any id (a local server's model too); the picker's list is what set_config_option checks
             await change_config_option(session, "model", argument, by="/model")
         text = f"Model: {settings.model} (small model: {settings.small_model})"
@@ -216,12 +230,12 @@ async def run_command(core: SessionCore, session: Session, name: str, argument: 
         return {"stopReason": "end_turn"}
     if name == "clear":
         replace_history(session, [])
-        ledger = session.services.get("ledger")
-        if ledger is not None and hasattr(ledger, "clear"):
+        ledger = session.find_service(LEDGER)
+        if isinstance(ledger, ObservedLedger):
             ledger.clear()
-        session.services.pop("todos", None)
+        session.todos = None
         session.pending_notices.clear()
-        checkpoints = session.services.get("checkpoints")
+        checkpoints = session.find_service(CHECKPOINTS)
         if checkpoints is not None:
             checkpoints.compacted()
         session.audit("cleared")

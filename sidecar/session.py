@@ -471,8 +471,23 @@ class Session:
     updated_at: float = field(default_factory=time.time)
     # Short notices queued for the next model request ("X was modified ...").
     pending_notices: list[str] = field(default_factory=list)
-    # Services added by higher layers (ledger, shells, lsp, todos ...), keyed by name.
-    services: dict[str, Any] = field(default_factory=dict)
+    # The text every request of the main agent starts with (``sidecar.agent.prompt``, built when the
+    # session starts and again when its workspace becomes trusted); sub-agents extend it.
+    system_prompt: str = ""
+    # Per-turn state, read and written by the loop, the tools and the features:
+    # the last reply's token usage (``{"used": n, **usage}``) and whether it still describes the
+    # conversation (not after a compaction) — compaction's estimate of the next request;
+    last_usage: dict[str, Any] | None = None
+    usage_valid: bool = False
+    # TodoWrite's list (None: never written, or cleared); the Brief tool's / Config's brief mode.
+    todos: list[dict[str, Any]] | None = None
+    brief: bool = False
+    # The user chose the mode (``session/set_mode``): the settings' mode applied once trust is granted
+    # before the first prompt no longer replaces it.
+    mode_chosen: bool = False
+    # Services higher layers attach (ledger, shells, the model client …), reached through their typed
+    # keys only (``service``, ``find_service``, ``provide``).
+    _services: dict[ServiceKey[Any], Any] = field(default_factory=dict, init=False, repr=False)
     prompt_task: asyncio.Task[Any] | None = None
     cancel_requested: bool = False
     # The permission gate (``sidecar.permissions.gate.PermissionGate``), attached by the core: the gate
@@ -496,21 +511,25 @@ class Session:
     def service(self, key: ServiceKey[ServiceT]) -> ServiceT:
         """The session's service under ``key``, made by the key's ``create`` on first use; a key without
         one that nobody provided is a wiring mistake (``LookupError``)."""
-        if key.name in self.services:
-            return cast(ServiceT, self.services[key.name])
+        if key in self._services:
+            return cast(ServiceT, self._services[key])
         if key.create is None:
             raise LookupError(f"session {self.id} has no {key.name!r} service")
-        made = self.services[key.name] = key.create(self)
+        made = self._services[key] = key.create(self)
         return made
 
     def find_service(self, key: ServiceKey[ServiceT]) -> ServiceT | None:
         """The service under ``key`` if there is one; never makes it."""
-        return cast("ServiceT | None", self.services.get(key.name))
+        return cast("ServiceT | None", self._services.get(key))
 
     def provide(self, key: ServiceKey[ServiceT], service: ServiceT) -> ServiceT:
         """Set (or replace) the service under ``key``."""
-        self.services[key.name] = service
+        self._services[key] = service
         return service
+
+    def owned_services(self) -> list[tuple[str, Any]]:
+        """The services this session owns (not the server's shared ones), by name: what closes with it."""
+        return [(key.name, service) for key, service in self._services.items() if not key.shared]
 
     def add_notice(self, text: str) -> None:
         if text not in self.pending_notices:
@@ -529,6 +548,8 @@ class Session:
     async def set_mode(self, mode: Mode, *, by: str = "user") -> None:
         """The one way to change the mode: state, log, audit, and the client told."""
         self.mode = mode
+        if by == "user":
+            self.mode_chosen = True
         self.log.mode(mode)
         self.log.audit("mode", mode=mode, by=by)
         await self.send_update({"sessionUpdate": "current_mode_update", "currentModeId": mode})

@@ -21,6 +21,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sidecar.workspace.checkpoints import CHECKPOINTS
+from sidecar.workspace.ledger import LEDGER
+
 if TYPE_CHECKING:
     from sidecar.agent.loop import AgentLoop
     from sidecar.session import Session
@@ -50,8 +53,8 @@ def estimate_tokens(value: Any) -> int:
 
 
 def request_tokens(agent: AgentLoop) -> int:
-    used = int((agent.session.services.get("last_usage") or {}).get("used") or 0)
-    return max(agent.request_chars() // 4, used if agent.session.services.get("usage_valid") else 0)
+    used = int((agent.session.last_usage or {}).get("used") or 0)
+    return max(agent.request_chars() // 4, used if agent.session.usage_valid else 0)
 
 
 async def before_model_request(agent: AgentLoop) -> None:
@@ -60,7 +63,7 @@ async def before_model_request(agent: AgentLoop) -> None:
         return
     window = agent.model.settings.context_window
     tokens = request_tokens(agent)
-    agent.session.services["usage_valid"] = True
+    agent.session.usage_valid = True
     if tokens < window * AUTO_COMPACT_AT:
         return
     try:  # the estimate says compact: confirm with the API's own count before summarising
@@ -129,15 +132,15 @@ async def compact(agent: AgentLoop, keep_tokens: int = 0, instructions: str = ""
     summary_message = {"role": "user", "content": [{"type": "text", "text": SUMMARY_PREFIX + summary}]}
     replace_history(session, [summary_message, *kept])
     # Files seen only in the summarised part count as not read: Edit/Write need a fresh Read.
-    ledger = session.services.get("ledger")
+    ledger = session.find_service(LEDGER)
     forgotten = sorted(_touched_paths(older) - _touched_paths(kept))
     if ledger is not None:
         for path in forgotten:
             ledger.forget(path)
-    checkpoints = session.services.get("checkpoints")
+    checkpoints = session.find_service(CHECKPOINTS)
     if checkpoints is not None:
         checkpoints.compacted()
-    session.services["usage_valid"] = False
+    session.usage_valid = False
     session.audit("compacted", summarised=len(older), kept=len(kept), forgotten=[str(p) for p in forgotten])
     await session.send_update({"sessionUpdate": "agent_thought_chunk", "content": {
         "type": "text", "text": f"(Context compacted: {len(older)} earlier messages summarised.)\n"}})

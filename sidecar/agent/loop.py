@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.model.client import ModelClient, ModelReply, RetryInfo, StreamCallbacks
+from sidecar.model.pricing import USAGE_METER
 from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
+from sidecar.session import ServiceKey
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
 
 if TYPE_CHECKING:
@@ -89,6 +91,9 @@ class TurnStats:
     tool_calls: int = 0
 
 
+# The main agent's memory of its messages' JSON lengths (``AgentLoop.request_chars``), kept across prompts.
+MESSAGE_CHARS = ServiceKey[dict[int, tuple[Any, int]]]("message_chars", lambda _session: {})
+
 class AgentLoop:
     def __init__(self, session: Session, registry: ToolRegistry, model: ModelClient, system_prompt: str,
                  conversation: Conversation, *, label: str | None = None, model_name: str | None = None,
@@ -110,7 +115,7 @@ class AgentLoop:
         self._fixed_chars: tuple[str, int] | None = None
         self._message_chars: dict[int, tuple[Any, int]] = {}
         if label is None:  # the main agent's history outlives this loop (one per prompt): so does its memory
-            self._message_chars = session.services.setdefault("message_chars", {})
+            self._message_chars = session.service(MESSAGE_CHARS)
         self.last_text = ""
 
     def spawn(self, spec: SubAgentSpec) -> AgentLoop:
@@ -218,7 +223,7 @@ class AgentLoop:
                     return "max_turn_requests"
                 # The model's limits, thinking and effort (Models API once, else the built-in table).
                 await self.model.ensure_capabilities(self.model_name or self.model.settings.model)
-                for hook in self.session.services.get("before_model_request", ()):
+                for hook in self.session.find_service(BEFORE_MODEL_REQUEST) or ():
                     await hook(self)  # e.g. compaction near the context window (sidecar.agent.compaction)
                 stats.requests += 1
                 reply = await self._model_turn()
@@ -303,8 +308,8 @@ class AgentLoop:
         u = reply.usage
         used = int(u.get("input_tokens", 0)) + int(u.get("cache_read_input_tokens", 0)) + \
             int(u.get("cache_creation_input_tokens", 0)) + int(u.get("output_tokens", 0))
-        self.session.services["last_usage"] = {"used": used, **u}
-        meter = self.session.services.get("usage_meter")
+        self.session.last_usage = {"used": used, **u}
+        meter = self.session.find_service(USAGE_METER)
         if meter is not None:  # the turn's and session's spend, sub-agents' requests included
             meter.add(self.model_name or self.model.settings.model, u, self.model.settings.prices)
         if self.label is None:
@@ -340,3 +345,7 @@ class AgentLoop:
         await flush_batch()
         return results
 
+
+# Run before every model request of every agent of the session (compaction: ``sidecar.agent.compaction``).
+BEFORE_MODEL_REQUEST = ServiceKey[list[Callable[[AgentLoop], Awaitable[None]]]]("before_model_request",
+                                                                           lambda _session: [])

@@ -21,6 +21,8 @@ from sidecar.mcp.config import ServerConfig, server_configs
 from sidecar.permissions.gate import secret_env_names
 from sidecar.permissions.trust import McpOffer, describe_mcp, mcp_details, mcp_fingerprint, trust_of
 from sidecar.secrets import SECRET_ENV_VARS
+from sidecar.session import ServiceKey
+from sidecar.tools.registry import REGISTRY
 
 log = logging.getLogger(__name__)
 
@@ -139,9 +141,15 @@ def mcp_offer(config: ServerConfig) -> McpOffer:
     return McpOffer(config.name, describe_mcp(config.raw), mcp_fingerprint(config.raw), mcp_details(config.raw))
 
 
+
+# The session's MCP connections, made when the first server is connected.
+MCP = ServiceKey[McpManager]("mcp", McpManager)
+# ``.mcp.json`` servers not decided yet: asked about at the first prompt (``ask_pending_mcp``).
+MCP_PENDING = ServiceKey[list[ServerConfig]]("mcp_pending")
+
 async def start_mcp(session: Any) -> None:
     """Connect the client's servers and the ``.mcp.json`` servers the user already allowed; the others
-    wait in ``session.services["mcp_pending"]`` for ``ask_pending_mcp`` (the first prompt)."""
+    wait in ``MCP_PENDING`` for ``ask_pending_mcp`` (the first prompt)."""
     configs = server_configs(session.cwd, session.mcp_servers, (*SECRET_ENV_VARS, *secret_env_names(session)))
     trust = trust_of(session)
     ready: list[ServerConfig] = []
@@ -162,17 +170,17 @@ async def start_mcp(session: Any) -> None:
                 pending.append(config)
             else:
                 session.audit("mcp_server_not_trusted", server=config.name)
-    session.services["mcp_pending"] = pending
+    session.provide(MCP_PENDING, pending)
     await connect_mcp(session, ready)
 
 
 async def ask_pending_mcp(session: Any) -> None:
     """Ask about each ``.mcp.json`` server not decided yet (by name and command), then start the allowed."""
-    pending: list[ServerConfig] = session.services.get("mcp_pending") or []
+    pending = session.find_service(MCP_PENDING) or []
     trust = trust_of(session)
     if not pending or trust is None or trust.restricted:
         return  # in Restricted Mode they wait for the editor to grant trust
-    session.services["mcp_pending"] = []
+    session.provide(MCP_PENDING, [])
     allowed = [c for c in pending if await trust.ask_mcp(mcp_offer(c))]
     await connect_mcp(session, allowed)
 
@@ -182,13 +190,10 @@ async def connect_mcp(session: Any, configs: list[ServerConfig]) -> None:
 
     if not configs:
         return
-    manager = session.services.get("mcp")
-    if not isinstance(manager, McpManager):
-        manager = McpManager(session)
-        session.services["mcp"] = manager
+    manager = session.service(MCP)
     had_tools = any(c.tools for c in manager.connections.values())
     await manager.start(configs)
-    registry = session.services["registry"]
+    registry = session.service(REGISTRY)
     added = 0
     for conn in manager.connections.values():
         for tool in conn.tools:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sidecar.session import ServiceKey
+
 log = logging.getLogger(__name__)
 
 MEMORY_NAMES = ("CLAUDE.md", "AGENTS.md")
@@ -28,6 +30,8 @@ NEVER_IMPORTED = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 # Decides whether an import target (resolved) may be read: None means yes, a string is the reason not.
 ImportPolicy = Callable[[Path], "str | None"]
+# Which imports a memory file may pull in (the workspace trust's answer); refused without it.
+IMPORT_POLICY = ServiceKey[ImportPolicy]("import_policy")
 
 
 def refused_always(target: Path) -> str | None:
@@ -140,8 +144,7 @@ class NestedMemory:
                 if memory in self.loaded or memory == path or not memory.is_file():
                     continue
                 self.loaded.add(memory)
-                policy = self.session.services.get("import_policy")
-                allow: ImportPolicy = policy if callable(policy) else refused_always
+                allow = self.session.find_service(IMPORT_POLICY) or refused_always
                 text = read_memory_file(memory, allow)
                 if text is None:
                     continue

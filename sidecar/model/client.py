@@ -24,6 +24,7 @@ from sidecar.model.capabilities import ModelCapabilities
 from sidecar.model.credentials import Credentials, missing_key_message, refused_key_message, resolve
 from sidecar.model.settings import ModelSettings
 from sidecar.secrets import redact
+from sidecar.session import ServiceKey
 
 if TYPE_CHECKING:
     import anthropic
@@ -374,3 +375,8 @@ class ModelClient:
         keep = {k: v for k, v in params.items() if k in ("model", "system", "messages", "tools")}
         result = await self.client.messages.count_tokens(**keep)
         return int(result.input_tokens)
+
+
+# The session's own client (``ModelClient.for_session``): /model or Config in one session leaves every other
+# session's model as it was.
+MODEL = ServiceKey[ModelClient]("model")

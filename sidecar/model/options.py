@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sidecar.errors import INVALID_PARAMS, RpcError
 from sidecar.model import capabilities
 from sidecar.model.capabilities import DEFAULT_EFFORT, EFFORT_LEVELS
+from sidecar.model.client import MODEL
 
 if TYPE_CHECKING:
     from sidecar.model.settings import ModelSettings
@@ -96,7 +97,7 @@ async def change(session: Session, config_id: str, value: str, *, by: str = "use
                  announce: bool = True) -> list[dict[str, Any]]:
     """Set this session's model or effort (not validated here: see :func:`validate`), log it so a load
     restores it, and tell the client; the full ``configOptions`` after the change."""
-    settings: ModelSettings = session.services["model"].settings
+    settings: ModelSettings = session.service(MODEL).settings
     old = settings.model if config_id == MODEL_OPTION else settings.effort
     if config_id == MODEL_OPTION:
         settings.model = value

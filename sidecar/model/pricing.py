@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sidecar.session import ServiceKey
+
 log = logging.getLogger(__name__)
 
 CURRENCY = "USD"
@@ -204,3 +206,7 @@ class UsageMeter:
             if isinstance(event.get("sessionSpend"), dict):
                 return UsageMeter(Spend.from_json(event["sessionSpend"]))
         return UsageMeter()
+
+
+# The session's spend (``session/new`` starts one, ``session/load`` restores it from the log).
+USAGE_METER = ServiceKey[UsageMeter]("usage_meter")

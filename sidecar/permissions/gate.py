@@ -23,12 +23,14 @@ from sidecar.permissions.decide import Decision, HookVerdict, decide, source_lab
 from sidecar.permissions.request import PermissionRequest
 from sidecar.permissions.rules import READ_RULE_TOOL, PathContext, Rule, parse_rule, path_rule_matches
 from sidecar.permissions.settings import (
+    CLIENT_SETTINGS,
+    WORKSPACE_SETTINGS,
     Settings,
     SettingsLoader,
     add_rule_to_settings_file,
     local_settings_path,
 )
-from sidecar.permissions.trust import WorkspaceTrust, granted_rules, trust_of, workspace_trusted
+from sidecar.permissions.trust import TRUST, WorkspaceTrust, granted_rules, trust_of, workspace_trusted
 from sidecar.secrets import scrubbed_env
 from sidecar.session import MODES, Mode
 
@@ -96,18 +98,16 @@ class PermissionGate:
     # ---- settings ---------------------------------------------------------------------------
     def set_client_settings(self, data: dict[str, Any] | None) -> None:
         """The editor extension's settings (same shape as a settings.json), sent by the client.
-        Without this call they are taken from ``session.services["client_settings"]``."""
+        Without this call they are the session's ``CLIENT_SETTINGS``."""
         self._client_settings = data or {}
         self._widen_roots()
 
     def settings(self) -> Settings:
         client = self._client_settings
-        services = getattr(self.session, "services", {})
-        services = services if isinstance(services, dict) else {}
         if client is None:
-            client = services.get("client_settings")
+            client = self.session.find_service(CLIENT_SETTINGS)
         self.loader.client_settings = client if isinstance(client, dict) else {}
-        workspace = services.get("workspace_settings")
+        workspace = self.session.find_service(WORKSPACE_SETTINGS)
         self.loader.workspace_settings = workspace if isinstance(workspace, dict) else {}
         return self.loader.load()
 
@@ -291,7 +291,7 @@ def govern(session: Session, trusted: bool | None = None) -> Session:
     ``trusted`` given: the workspace's trust as an editor would state it (without it, and without a
     ``trust`` service, the workspace is not trusted)."""
     if trusted is not None:
-        session.services["trust"] = WorkspaceTrust(session, trusted)
+        session.provide(TRUST, WorkspaceTrust(session, trusted))
     session.permissions = PermissionGate(session)
     return session
 

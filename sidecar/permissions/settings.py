@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.permissions.rules import BEHAVIORS, Behavior, Rule, RuleSyntaxError, home_dir, parse_rule
+from sidecar.session import ServiceKey
 
 log = logging.getLogger(__name__)
 
@@ -271,3 +272,9 @@ def add_rule_to_settings_file(path: Path, rule: str, behavior: Behavior = "allow
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
+
+
+# The editor's settings as it sent them, one dict of the server's for all its sessions: the user's scope
+# (``initialMode``, rules, the model …) and the folder/workspace scope (it only restricts until trust).
+CLIENT_SETTINGS = ServiceKey[dict[str, Any]]("client_settings", shared=True)
+WORKSPACE_SETTINGS = ServiceKey[dict[str, Any]]("workspace_settings", shared=True)

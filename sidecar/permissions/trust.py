@@ -36,12 +36,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from sidecar.errors import ClientRequestError
 from sidecar.memory.nested import MEMORY_NAMES, import_targets, refused_always
 from sidecar.permissions.settings import (
+    WORKSPACE_SETTINGS,
     local_settings_path,
     project_settings_path,
     read_settings_file,
     workspace_scope,
 )
-from sidecar.session import shown_text
+from sidecar.session import ServiceKey, shown_text
 from sidecar.store import data_dir
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def _quote(arg: str) -> str:
 
 @dataclass
 class WorkspaceTrust:
-    """A session's trust state (``session.services["trust"]``)."""
+    """A session's trust state (``session.service(TRUST)``)."""
 
     session: Session
     # The editor's word (VS Code Workspace Trust), None when the client did not say.
@@ -241,8 +242,7 @@ class WorkspaceTrust:
         for source, path in (("project", project_settings_path(self.cwd)), ("local", local_settings_path(self.cwd))):
             sources.append((str(path.relative_to(self.cwd)),
                             read_settings_file(source, path).data if path.is_file() else {}))
-        services = getattr(self.session, "services", None)
-        editor = services.get("workspace_settings") if isinstance(services, dict) else None
+        editor = self.session.find_service(WORKSPACE_SETTINGS)
         sources.append(("the editor's workspace settings", workspace_scope(editor)))
         for rel, data in sources:
             hooks = data.get("hooks")
@@ -395,10 +395,12 @@ def granted_rules(session: Any) -> list[str]:
     return trust.store.granted_rules(trust.cwd) if trust is not None else []
 
 
-def trust_of(session: Any) -> WorkspaceTrust | None:
-    services = getattr(session, "services", None)
-    trust = services.get("trust") if isinstance(services, dict) else None
-    return trust if isinstance(trust, WorkspaceTrust) else None
+# Provided by whoever assembles the session (the composition root, ``govern`` in tests).
+TRUST = ServiceKey[WorkspaceTrust]("trust")
+
+
+def trust_of(session: Session) -> WorkspaceTrust | None:
+    return session.find_service(TRUST)
 
 
 def workspace_trusted(session: Any) -> bool:

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar import DISTRIBUTION, version
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
-from sidecar.model.client import ModelClient, ModelError
+from sidecar.model.client import MODEL, ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
-from sidecar.model.pricing import UsageMeter
+from sidecar.model.pricing import USAGE_METER, UsageMeter
 from sidecar.model.settings import ModelSettings
 from sidecar.secrets import capture_secrets
 from sidecar.server.auth import auth_methods, auth_rpc_error, authenticate
@@ -42,7 +42,7 @@ from sidecar.server.plain_params import (
 )
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
 from sidecar.store import SessionStore, data_dir
-from sidecar.workspace.buffers import OpenBuffers, open_buffers
+from sidecar.workspace.buffers import BUFFERS, OpenBuffers, open_buffers
 
 # What a session needs (the agent loop, the tools, permissions, the prompt's content, pydantic and the
 # params' models in ``sidecar.server.params``) is imported by the methods that use it, not here: the LSP
@@ -50,7 +50,7 @@ from sidecar.workspace.buffers import OpenBuffers, open_buffers
 # imports them right after it (``SESSION_MODULES``), before the first session/new.
 if TYPE_CHECKING:
     from sidecar.agent.loop import AgentLoop, StopReason
-    from sidecar.tools.registry import ToolRegistry
+    from sidecar.workspace.checkpoints import Checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ class SessionCore:
     def _config_options(session: Session) -> list[dict[str, Any]]:
         from sidecar.model.options import config_options
 
-        return config_options(session.services["model"].settings)
+        return config_options(session.service(MODEL).settings)
 
     @staticmethod
     def _models(options: list[dict[str, Any]]) -> dict[str, Any]:
@@ -245,29 +245,30 @@ class SessionCore:
 
     async def _start(self, session: Session, saved_config: dict[str, str] | None = None) -> None:
         from sidecar.agent.prompt import build_system_prompt
+        from sidecar.memory.nested import IMPORT_POLICY
         from sidecar.model.options import restore
         from sidecar.permissions.gate import PermissionGate, secret_env_names
         from sidecar.permissions.hooks import run_session_start
-        from sidecar.permissions.trust import WorkspaceTrust
+        from sidecar.permissions.settings import CLIENT_SETTINGS, WORKSPACE_SETTINGS
+        from sidecar.permissions.trust import TRUST, WorkspaceTrust
         from sidecar.tools.builtin import builtin_tools
-        from sidecar.tools.registry import ToolRegistry
+        from sidecar.tools.registry import REGISTRY, ToolRegistry
 
         trust = WorkspaceTrust(session, session.channel.state.workspace_trust)
-        session.services["trust"] = trust
-        session.services["client_settings"] = self.client_settings
-        session.services["workspace_settings"] = self.workspace_settings
+        session.provide(TRUST, trust)
+        session.provide(CLIENT_SETTINGS, self.client_settings)
+        session.provide(WORKSPACE_SETTINGS, self.workspace_settings)
         session.permissions = PermissionGate(session)  # decides the starting mode (``initial_mode``)
         names = secret_env_names(session)
         if names:  # ``secretEnvVars``: out of this process's environment too, not only its children's
             capture_secrets(names)
-        session.services["buffers"] = self.buffers
+        session.provide(BUFFERS, self.buffers)
         # The session's own model settings: /model or Config in one session changes no other session.
-        session.services["model"] = self.model.for_session()
-        restore(session.services["model"].settings, saved_config or {})  # the model/effort picked before
-        session.services["registry"] = ToolRegistry(builtin_tools())
-        session.services["import_policy"] = trust.import_allowed
-        session.services["system_prompt"] = build_system_prompt(session.cwd, session.roots,
-                                                                allow=trust.import_allowed)
+        model = session.provide(MODEL, self.model.for_session())
+        restore(model.settings, saved_config or {})  # the model/effort picked before
+        session.provide(REGISTRY, ToolRegistry(builtin_tools()))
+        session.provide(IMPORT_POLICY, trust.import_allowed)
+        session.system_prompt = build_system_prompt(session.cwd, session.roots, allow=trust.import_allowed)
         self.sessions[session.id] = session
         _clean_stale_temps(session)
         # An untrusted workspace's hooks are not even configured (its settings only restrict); a workspace
@@ -294,7 +295,7 @@ class SessionCore:
                           additional_directories=extra,
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
         session.log.header(session.cwd, extra)
-        session.services["usage_meter"] = UsageMeter()
+        session.provide(USAGE_METER, UsageMeter())
         await self._start(session)
         options = self._config_options(session)
         return {"sessionId": session.id, "modes": self._modes(session), "configOptions": options,
@@ -302,6 +303,7 @@ class SessionCore:
 
     async def load_session(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         from sidecar.server.content import replay_log, replay_updates
+        from sidecar.tools.registry import REGISTRY
 
         req = parse_session_params(params, load=True)
         await self.ready(self.sessions_ready)
@@ -322,9 +324,9 @@ class SessionCore:
                           additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
                           mode=saved.mode if saved.mode in MODES else "default")
-        session.services["usage_meter"] = UsageMeter.restored(saved.events)
+        session.provide(USAGE_METER, UsageMeter.restored(saved.events))
         await self._start(session, saved.config)
-        registry: ToolRegistry = session.services["registry"]
+        registry = session.service(REGISTRY)
         updates = replay_log(saved.events, registry.describe_call)
         if updates is None:  # a log from before the updates were kept
             updates = replay_updates(saved.messages, registry.describe_call)
@@ -354,12 +356,13 @@ class SessionCore:
     # ---- turns --------------------------------------------------------------------------
     def main_agent(self, session: Session) -> AgentLoop:
         from sidecar.agent.loop import AgentLoop, Conversation
+        from sidecar.tools.registry import REGISTRY
 
         # The model is fixed for the turn: a change while it runs (the picker, the Config tool) answers
         # from the next prompt, since a tool loop cannot switch models between a call and its result
         # (the new model's thinking would have to start a message the old model wrote).
-        model = session.services["model"]
-        return AgentLoop(session, session.services["registry"], model, session.services["system_prompt"],
+        model = session.service(MODEL)
+        return AgentLoop(session, session.service(REGISTRY), model, session.system_prompt,
                          Conversation(session.history, on_append=session.append_message),
                          model_name=model.settings.model)
 
@@ -376,7 +379,7 @@ class SessionCore:
         turn = PromptTurn(session, blocks)
         prompt_id = f"prompt_{uuid.uuid4().hex[:12]}"
         session.log.prompt(prompt_id, blocks, len(session.history))
-        meter: UsageMeter | None = session.services.get("usage_meter")
+        meter = session.find_service(USAGE_METER)
         if meter is not None:
             meter.begin_turn()
         try:
@@ -465,7 +468,7 @@ class SessionCore:
                 await asyncio.gather(task, return_exceptions=True)
             return {"stopReason": "cancelled"}
         except ModelError as exc:
-            auth = auth_rpc_error(exc, session.services["model"].settings)
+            auth = auth_rpc_error(exc, session.service(MODEL).settings)
             if auth is not None:  # no key, or a refused one: -32000, what to do in the message
                 raise auth from None
             # Retrying helps after an overload, a rate limit or no answer; a refused request fails again.
@@ -514,7 +517,7 @@ class SessionCore:
 
         req = parse_config_option_params(params)
         session = self.session(req.session_id)
-        validate_config_option(session.services["model"].settings, req.config_id, req.value)
+        validate_config_option(session.service(MODEL).settings, req.config_id, req.value)
         # The answer carries the options; no config_option_update to the client that asked.
         options = await change_config_option(session, req.config_id, req.value, announce=False)
         return {"configOptions": options}
@@ -527,7 +530,7 @@ class SessionCore:
 
         req = parse_model_params(params)
         session = self.session(req.session_id)
-        validate_config_option(session.services["model"].settings, req.config_id, req.value)
+        validate_config_option(session.service(MODEL).settings, req.config_id, req.value)
         await change_config_option(session, req.config_id, req.value)
         return {}
 
@@ -536,22 +539,23 @@ class SessionCore:
 
         parse(RewindRequest, params)
         session = self.session(params.get("sessionId"))
-        rewinder = session.services.get("rewind")
-        if rewinder is None:
-            raise agent_error("checkpoints_unavailable", "Checkpoints are not available in this session")
-        result: dict[str, Any] = await rewinder(session, params)
-        return result
+        return await self._checkpoints(session).rewind(session, params)
 
     async def compare(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         from sidecar.server.params import RewindRequest
 
         parse(RewindRequest, params)
         session = self.session(params.get("sessionId"))
-        comparer = session.services.get("compare")
-        if comparer is None:
+        return await self._checkpoints(session).compare(session, params)
+
+    @staticmethod
+    def _checkpoints(session: Session) -> Checkpoints:
+        from sidecar.workspace.checkpoints import CHECKPOINTS
+
+        checkpoints = session.find_service(CHECKPOINTS)
+        if checkpoints is None:
             raise agent_error("checkpoints_unavailable", "Checkpoints are not available in this session")
-        result: dict[str, Any] = await comparer(session, params)
-        return result
+        return checkpoints
 
     async def close_channel(self, channel: ClientChannel) -> None:
         """The client went away: stop its sessions' work and release their services."""
@@ -733,18 +737,14 @@ def session_directory(raw: str, field: str) -> Path:
     return path
 
 
-# Services owned by the server, not the session: never closed with a session.
-SHARED_SERVICES = frozenset({"buffers", "client_settings", "registry", "system_prompt", "workspace_settings"})
-
-
 async def close_session(session: Session) -> None:
     if session.prompt_task is not None and not session.prompt_task.done():
         session.cancel_requested = True
         session.prompt_task.cancel()
         await asyncio.gather(session.prompt_task, return_exceptions=True)
-    for name, service in list(session.services.items()):
+    for name, service in session.owned_services():  # the server's shared services stay open
         close = getattr(service, "close", None)
-        if close is None or name in SHARED_SERVICES:
+        if close is None:
             continue
         try:
             result = close()

@@ -80,8 +80,9 @@ def _mention_uri(block: Any) -> str | None:
 async def fetch_url(session: Session, url: str, prompt: str) -> str:
     """The page at ``url`` as WebFetch answers the model (a card in the chat shows the call), or why not."""
     from sidecar.tools.dispatch import Dispatcher, ToolCall
+    from sidecar.tools.registry import REGISTRY
 
-    dispatcher = Dispatcher(session, session.services["registry"])
+    dispatcher = Dispatcher(session, session.service(REGISTRY))
     call = ToolCall(id=f"mention_{uuid.uuid4().hex[:12]}", name="WebFetch", input={"url": url, "prompt": prompt})
     await dispatcher.announce(call)
     result = await dispatcher.run(call)
@@ -138,9 +139,11 @@ async def git_text(session: Session, sha: str | None) -> str:
     cwd = Path(session.cwd)
     if sha is not None and not _SHA.fullmatch(sha):
         raise GitMentionError(f"{sha!r} is not a commit id: mention a commit as `@git <sha>` (4 to 40 hex digits).")
-    allow = session.services.get("import_policy")
+    from sidecar.memory.nested import IMPORT_POLICY
+
+    allow = session.find_service(IMPORT_POLICY)
     for what, place in outside_places(cwd, [Path(r) for r in session.roots] or [cwd]):
-        why = allow(place) if callable(allow) else "the workspace is not trusted"
+        why = allow(place) if allow is not None else "the workspace is not trusted"
         if why is not None:
             raise GitMentionError(f"Left out: git here is pointed outside the workspace ({what}: {place}); "
                                   "it is shown once the workspace is trusted.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 from sidecar.errors import ToolError
 from sidecar.permissions.hooks import run_post_tool_use, run_pre_tool_use
 from sidecar.secrets import redact
+from sidecar.session import ServiceKey
 from sidecar.tools.base import ImageBlock, TextBlock, Tool, ToolInput, ToolOutput
 from sidecar.tools.context import SpawnAgent, ToolContext
 
@@ -31,6 +33,15 @@ log = logging.getLogger(__name__)
 
 # What the model sees of one result at most; the whole is saved to a file it can Read.
 MAX_RESULT_CHARS = 30_000
+
+
+# Tool-call observers (docs/architecture.md): run around every call, in the order appended. Before:
+# (tool name, whether it may write); after: the same and the call's id, True when the state before the call
+# can be restored (a checkpoint's restore point).
+BeforeToolCall = Callable[[str, bool], Awaitable[None]]
+AfterToolCall = Callable[[str, bool, str], Awaitable[bool]]
+BEFORE_TOOL_CALL = ServiceKey[list[BeforeToolCall]]("before_tool_call", lambda _session: [])
+AFTER_TOOL_CALL = ServiceKey[list[AfterToolCall]]("after_tool_call", lambda _session: [])
 
 
 @dataclass
@@ -154,7 +165,7 @@ class Dispatcher:
             await self.session.send_update({
                 "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress"})
             writes = tool.may_write(inp, ctx)
-            for before in self.session.services.get("before_tool_call", ()):
+            for before in self.session.find_service(BEFORE_TOOL_CALL) or ():
                 await before(call.name, writes)  # e.g. the turn's checkpoint, before anything is written
             output = await tool.run(inp, ctx)
             hook_note = await run_post_tool_use(self.session, call.id, tool.name, call.input,
@@ -172,7 +183,7 @@ class Dispatcher:
                 f"{call.name} failed with an internal error: {type(exc).__name__}: {exc}. "
                 "This is a fault in the tool, not in your input; try another approach.", is_error=True)
         restore_point = False
-        for after in self.session.services.get("after_tool_call", ()):
+        for after in self.session.find_service(AFTER_TOOL_CALL) or ():
             try:  # e.g. a checkpoint of what the call changed (True: the state before it can be restored)
                 restore_point = bool(await after(call.name, writes, call.id)) or restore_point
             except Exception:

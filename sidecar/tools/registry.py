@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sidecar.session import ServiceKey
 from sidecar.tools.base import Tool
 
 
@@ -48,3 +49,7 @@ class ToolRegistry:
 
     def restricted_to(self, names: list[str]) -> ToolRegistry:
         return ToolRegistry([t for t in self.all() if t.name in names])
+
+
+# The session's tools (built-ins, then MCP's and the deferred ones added as they come).
+REGISTRY = ServiceKey[ToolRegistry]("registry")

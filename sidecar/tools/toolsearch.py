@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from sidecar.errors import ToolError
+from sidecar.model.client import MODEL
+from sidecar.permissions.settings import CLIENT_SETTINGS
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
@@ -34,7 +36,7 @@ BETA = "advanced-tool-use-2025-11-20"
 
 
 def _setting(session: Any, key: str, env: str) -> str | None:
-    settings = session.services.get("client_settings") or {}
+    settings = session.find_service(CLIENT_SETTINGS) or {}
     value = settings.get(key) if isinstance(settings, dict) else None
     if value is None:
         value = os.environ.get(env)
@@ -56,7 +58,7 @@ def deferred_tool_names(registry: ToolRegistry, session: Any) -> set[str]:
     if mode in ("off", "false", "0"):
         return set()
     if mode not in ("on", "true", "1", "always"):
-        model = session.services.get("model")
+        model = session.find_service(MODEL)
         window = model.settings.context_window if model is not None else 200_000
         budget = int(_setting(session, "toolSearchBudget", "SIDECAR_TOOL_SEARCH_BUDGET") or window // 10)
         if estimate_tokens([t.api_definition() for t in candidates]) <= budget:

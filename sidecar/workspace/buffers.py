@@ -4,7 +4,7 @@ Wiring (the LSP adapter): ``didOpen`` → ``open_buffers().open(uri, text, versi
 (full text) → ``.change(uri, text, version)``, ``didSave`` → ``.save(uri)``, ``didClose`` →
 ``.close(uri)``. The store is a module-level singleton (``open_buffers()``) because a server has one
 editor; a test or an embedding can give a session its own store by putting one in
-``session.services["buffers"]`` — tools look it up with ``buffers_for(session)``.
+``BUFFERS`` — tools look it up with ``buffers_for(session)``.
 
 A buffer is *dirty* when its text differs from what was last opened or saved. File tools never write
 a dirty file on disk (the user's unsaved work would be silently overwritten or diverge): they refuse
@@ -18,8 +18,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from sidecar.session import ServiceKey, Session
 
 Listener = Callable[[Path], None]
 
@@ -132,8 +133,10 @@ def open_buffers() -> OpenBuffers:
     return _STORE
 
 
-def buffers_for(session: Any) -> OpenBuffers:
-    """The session's store: ``session.services["buffers"]`` when set, else the server's store."""
-    services = getattr(session, "services", None) or {}
-    store = services.get("buffers")
-    return store if isinstance(store, OpenBuffers) else _STORE
+# The server's store unless the session was given its own.
+BUFFERS = ServiceKey[OpenBuffers]("buffers", lambda _session: _STORE, shared=True)
+
+
+def buffers_for(session: Session) -> OpenBuffers:
+    """The session's store (``BUFFERS``): the server's unless a test or an embedding provided one."""
+    return session.service(BUFFERS)

@@ -7,7 +7,7 @@ user message its id, the conversation length before it, and its snapshots in ord
 turn; ``tool``: after an Edit, Write, NotebookEdit or Bash call). So checkpoints survive ``session/load``
 and a restart, and a Bash ``sed -i``, codemod or generated file is covered like an Edit.
 
-``_sidecar/sessions/rewind {sessionId, toMessageId, files?, conversation?}`` (``services["rewind"]``)
+``_sidecar/sessions/rewind {sessionId, toMessageId, files?, conversation?}`` (``CHECKPOINTS``)
 restores, for every path a tool snapshot of that message's turn or a later one changed, the content it
 had in the snapshot before that turn (deleting files that did not exist then), and truncates the
 conversation to just before that message (store event ``{"type": "truncate"}``). A path that someone
@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.errors import ClientRequestError, ToolError
-from sidecar.workspace.ledger import Fingerprint, LedgerEntry, ReadLedger, digest
+from sidecar.session import ServiceKey
+from sidecar.workspace.ledger import LEDGER, Fingerprint, LedgerEntry, ReadLedger, digest
 from sidecar.workspace.shadow import MAX_FILE_BYTES, ShadowError, ShadowRepo, prune_old_repos
 from sidecar.workspace.textfile import atomic_write
 
@@ -356,7 +357,7 @@ class Checkpoints:
                 # After disk: an editor that reloads a restored file then already holds its earlier text.
                 in_editor, editor_conflicts = await self._restore_editor(session, index, set(restored))
                 conflicts += editor_conflicts
-        ledger = session.services.get("ledger")
+        ledger = session.find_service(LEDGER)
         if ledger is not None:
             for p in [*restored, *in_editor]:
                 ledger.forget(Path(p))
@@ -614,6 +615,10 @@ def _put(path: Path, entry: tuple[str, bytes] | None) -> None:
         os.symlink(os.fsdecode(data), path)
         return
     atomic_write(path, data, 0o100755 if mode == "100755" else 0o100644, create_parents=True)
+
+
+# Provided at session start (``sidecar.features``); the core's rewind and compare methods use it.
+CHECKPOINTS = ServiceKey[Checkpoints]("checkpoints")
 
 
 def start_checkpoints(session: Any) -> Checkpoints:

@@ -13,6 +13,7 @@ from sidecar.store import SessionStore
 from sidecar.tools.builtin import file_tools
 from sidecar.tools.dispatch import Dispatcher, ToolCall
 from sidecar.tools.registry import ToolRegistry
+from sidecar.workspace.watcher import WATCHER
 
 
 @dataclass
@@ -54,6 +55,6 @@ class Agent:
         return result.output.joined_text(), result.output.is_error, result.output
 
     async def close(self) -> None:
-        watcher = self.session.services.get("watcher")
+        watcher = self.session.find_service(WATCHER)
         if watcher is not None:
             await watcher.close()

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from sidecar.permissions.rules import parse_rule
-from sidecar.workspace.buffers import OpenBuffers
+from sidecar.workspace.buffers import BUFFERS, OpenBuffers
+from sidecar.workspace.watcher import WATCHER
 from tests.files.helpers import Agent
 
 
@@ -111,7 +112,7 @@ async def test_dirty_buffer_never_overwritten(agent: Agent, ws: Path) -> None:
     f = ws / "open.py"
     f.write_text("a = 1\n")
     store = OpenBuffers()
-    agent.session.services["buffers"] = store
+    agent.session.provide(BUFFERS, store)
     uri = f.as_uri()
     store.open(uri, "a = 1\n", 1)
     await agent.call("Read", file_path=str(f))
@@ -132,7 +133,7 @@ async def test_formatter_rewrites_after_edit_notice_and_refusal(agent: Agent, ws
     f = ws / "fmt.py"
     f.write_text("x=1\n")
     await agent.call("Read", file_path=str(f))
-    watcher = agent.session.services["watcher"]
+    watcher = agent.session.service(WATCHER)
     await asyncio.wait_for(watcher.ready.wait(), 5)
     text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x=1", new_string="x=2")
     assert not err
@@ -161,7 +162,7 @@ async def test_sessions_of_one_workspace_share_one_watch_and_each_gets_its_notic
     await b.call("Read", file_path=str(ws / "one.txt"))
     await c.call("Read", file_path=str(ws / "two.txt"))
     for agent in (a, b, c):
-        await asyncio.wait_for(agent.session.services["watcher"].ready.wait(), 5)
+        await asyncio.wait_for(agent.session.service(WATCHER).ready.wait(), 5)
     watches = watcher_module._SHARED[asyncio.get_running_loop()]
     assert len(watches) == 1 and len(next(iter(watches.values())).watchers) == 3
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.workspace.ledger import ReadLedger
+from sidecar.workspace.ledger import LEDGER, ReadLedger
 from sidecar.workspace.rebase import MARGIN
 from tests.files.helpers import Agent
 
@@ -90,12 +90,12 @@ async def test_change_inside_the_region_is_refused_bytes_intact(agent: Agent, ws
 async def test_no_kept_content_means_refused(ws: Path, tmp_path: Path) -> None:
     """Past the ledger's memory budget the read content is not kept, and a stale edit is refused."""
     agent = Agent(ws, tmp_path, mode="acceptEdits")
-    agent.session.services["ledger"] = ReadLedger(agent.session, content_budget=10)
+    agent.session.provide(LEDGER, ReadLedger(agent.session, content_budget=10))
     try:
         f = ws / "big.py"
         f.write_text(source())
         await agent.call("Read", file_path=str(f))
-        assert agent.session.services["ledger"].seen_content(f) is None
+        assert agent.session.service(LEDGER).seen_content(f) is None
         await asyncio.sleep(0.01)
         await run_formatter(f)
         text, err, _ = await agent.call("Edit", file_path=str(f), old_string="v14=compute(14)",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.tools.lsp.servers import language_servers
+from sidecar.tools.lsp.service import LANGUAGE_SERVERS, language_servers
 from tests.files.helpers import Agent
 from tests.lsp.conftest import copy_fixtures, isolated_home
 
@@ -57,7 +57,8 @@ async def test_editing_a_file_no_server_covers_adds_nothing(tmp_path: Path) -> N
         text, is_error, _ = await agent.call("Edit", file_path=str(notes), old_string="alpha",
                                              new_string="beta")
         assert not is_error and "<new-diagnostics>" not in text
-        assert "lsp" not in agent.session.services or language_servers(agent.session).running(notes) is None
+        servers = agent.session.find_service(LANGUAGE_SERVERS)
+        assert servers is None or servers.running(notes) is None
     finally:
         await agent.close()
 

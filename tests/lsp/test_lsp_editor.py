@@ -11,6 +11,7 @@ import pytest
 from sidecar.errors import ToolError
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.diagnostics import diagnostics_after_edit, diagnostics_snapshot
+from sidecar.tools.lsp.service import LANGUAGE_SERVERS
 from tests.lsp.conftest import EditorChannel, copy_fixtures, isolated_home, make_session, run_lsp
 
 
@@ -53,7 +54,7 @@ async def test_definition_through_the_editor_is_governed_like_headless(tmp_path:
         'app/main.py:11:22: return f"total: {total_area(shapes):.1f} ({helper()})"\n\n'
         "1 result outside the workspace or denied by a Read rule was not shown.\n"
         "1 result in gitignored files was not shown.")
-    assert "lsp" not in session.services  # no headless server was started
+    assert session.find_service(LANGUAGE_SERVERS) is None  # no headless server was started
 
 
 async def test_call_hierarchy_through_the_editor_passes_the_prepared_item(tmp_path: Path) -> None:

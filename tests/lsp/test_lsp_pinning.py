@@ -82,7 +82,7 @@ def test_a_config_that_cannot_be_parsed_is_ignored_whole(tmp_path: Path) -> None
 @pytest.mark.timeout(180)
 async def test_servers_started_before_trust_are_restarted_once_it_is_granted(tmp_path: Path) -> None:
     from sidecar.permissions.trust import trust_of
-    from sidecar.tools.lsp.servers import language_servers
+    from sidecar.tools.lsp.service import language_servers
     from tests.lsp.conftest import EditorChannel, run_lsp
     from tests.lsp.test_lsp_doors import plant_python
 

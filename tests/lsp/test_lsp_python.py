@@ -21,7 +21,7 @@ from sidecar.errors import ToolError
 from sidecar.session import Session
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.diagnostics import diagnostics_after_edit, diagnostics_snapshot
-from sidecar.tools.lsp.servers import language_servers
+from sidecar.tools.lsp.service import language_servers
 from tests.lsp.conftest import copy_fixtures, isolated_home, make_session, pid_alive, run_lsp
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(180)]

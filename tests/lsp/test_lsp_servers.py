@@ -18,6 +18,7 @@ from sidecar.tools.lsp.servers import (
     find_command,
     load_server_table,
 )
+from sidecar.tools.lsp.service import LANGUAGE_SERVERS
 from tests.lsp.conftest import copy_fixtures, isolated_home, make_session, pid_alive, run_lsp
 
 HERE = Path(__file__).resolve().parent
@@ -34,7 +35,7 @@ async def test_a_missing_server_names_the_command_to_install(tmp_path: Path) -> 
     session = make_session(root, tmp_path / "store")
     spec = ServerSpec("python", (".py",), (("no-such-langserver", "--stdio"),),
                       install_hint="`pip install no-such-langserver`")
-    session.services["lsp"] = LanguageServers(session, table=[spec])
+    session.provide(LANGUAGE_SERVERS, LanguageServers(session, table=[spec]))
     with pytest.raises(ToolError) as err:
         await run_lsp(session, "hover", root / "app/main.py", 6, 5)
     assert err.value.message == (
@@ -48,7 +49,7 @@ async def test_close_kills_a_server_that_ignores_shutdown_and_its_children(tmp_p
     session = make_session(root, tmp_path / "store")
     spec = ServerSpec("python", (".py",), ((sys.executable, str(HERE / "hanging_server.py")),))
     servers = LanguageServers(session, table=[spec])
-    session.services["lsp"] = servers
+    session.provide(LANGUAGE_SERVERS, servers)
     server = await servers.server_for(root / "app/main.py")
     assert server.pid is not None
     for _ in range(100):
@@ -91,7 +92,7 @@ async def test_jedi_language_server_as_the_fallback(tmp_path: Path) -> None:
     session = make_session(root, tmp_path / "store")
     spec = ServerSpec("python", (".py",), (("jedi-language-server",),))
     servers = LanguageServers(session, table=[spec])
-    session.services["lsp"] = servers
+    session.provide(LANGUAGE_SERVERS, servers)
     try:
         text = await run_lsp(session, "goToDefinition", root / "app/main.py", 7, 23)
         assert "shapes/base.py:7:9: def area(self) -> float:" in text
@@ -117,5 +118,5 @@ async def test_typescript_language_server_definition_and_references(tmp_path: Pa
         assert text == ("Found 1 implementation:\n\n"
                         "src/greeter.ts:5:14: export class LoudGreeter implements Greeter {")
     finally:
-        from sidecar.tools.lsp.servers import language_servers
+        from sidecar.tools.lsp.service import language_servers
         await language_servers(session).close()

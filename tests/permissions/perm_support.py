@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.permissions.gate import govern
-from sidecar.permissions.trust import TrustStore, WorkspaceTrust
+from sidecar.permissions.trust import TRUST, TrustStore, WorkspaceTrust
 from sidecar.session import ConnectionState, Session
 from sidecar.tools.context import ToolContext
 
@@ -78,7 +78,7 @@ def make_session(cwd: Path, channel: ScriptedChannel | None = None, mode: str = 
     store = MemoryStore(cwd.parent / "store")
     session = Session(id="sess_test", cwd=cwd, channel=channel or ScriptedChannel(),
                       store=store)  # type: ignore[arg-type]
-    session.services["trust"] = WorkspaceTrust(session, trusted, TrustStore(cwd.parent / "trust.json"))
+    session.provide(TRUST, WorkspaceTrust(session, trusted, TrustStore(cwd.parent / "trust.json")))
     govern(session)
     if mode != "default":
         session.mode = mode  # type: ignore[assignment]

@@ -11,6 +11,7 @@ import pytest
 from sidecar.errors import ClientGone, RpcError, ToolError
 from sidecar.permissions.gate import HookVerdict
 from sidecar.permissions.request import PermissionRequest
+from sidecar.permissions.settings import CLIENT_SETTINGS
 from tests.permissions.perm_support import ScriptedChannel, ctx_of, make_session, write_settings
 
 
@@ -195,7 +196,7 @@ async def test_compound_command_needs_every_part_allowed(project: Path) -> None:
 
 async def test_client_settings_are_a_source(project: Path) -> None:
     session = make_session(project)
-    session.services["client_settings"] = {"permissions": {"deny": ["WebFetch(domain:evil.example)"]}}
+    session.provide(CLIENT_SETTINGS, {"permissions": {"deny": ["WebFetch(domain:evil.example)"]}})
     req = PermissionRequest(tool_name="WebFetch", access="fetch", title="fetch", raw_input={},
                             rule_subject="domain:evil.example")
     decision = session.permissions.decide(req)

@@ -24,7 +24,7 @@ from sidecar.store import SessionStore
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
 from sidecar.tools.registry import ToolRegistry
 from sidecar.tools.web import WebFetch, WebSearch
-from sidecar.tools.web.services import WebServices, WebSettings
+from sidecar.tools.web.services import WEB, WebServices, WebSettings
 from sidecar.tools.web.url_safety import IPAddress
 
 Handler = Callable[[BaseHTTPRequestHandler], None]
@@ -181,7 +181,7 @@ def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakeEnv:
             services.resolver = resolver
         if transport is not None:
             services.transport = transport
-        session.services["web"] = services
+        session.provide(WEB, services)
         dispatcher = Dispatcher(session, ToolRegistry([WebFetch(), WebSearch()]))
         return WebEnv(session, channel, services, dispatcher)
 

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from sidecar.errors import ToolError
+from sidecar.model.client import MODEL
 from sidecar.session import ServiceKey
 from sidecar.tools.agents.definitions import BUILT_IN, AgentType
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import SubAgent, SubAgentSpec, ToolContext
+from sidecar.tools.registry import REGISTRY
 
 if TYPE_CHECKING:
     from sidecar.tools.registry import ToolRegistry
@@ -110,13 +112,13 @@ class Task(Tool[TaskInput]):
             raise ToolError("Sub-agents are not available here. Do the work yourself with your tools.")
         session = ctx.session
         agent = self.agents[inp.subagent_type]
-        registry = self.registry if self.registry is not None else session.services["registry"]
+        registry = self.registry if self.registry is not None else session.service(REGISTRY)
         label = f"{agent.name}: {inp.description}"
-        system = (f"{session.services['system_prompt']}\n\n<agent-instructions type=\"{agent.name}\">\n"
+        system = (f"{session.system_prompt}\n\n<agent-instructions type=\"{agent.name}\">\n"
                   f"{agent.prompt}\n</agent-instructions>")
         loop = ctx.spawn_agent(SubAgentSpec(tool_names=agent.tool_names(registry.names()), system_prompt=system,
                                             label=label, parent_tool_call_id=ctx.tool_call_id,
-                                            model_name=model_for(agent, session.services["model"].settings)))
+                                            model_name=model_for(agent, session.service(MODEL).settings)))
         session.audit("subagent_start", toolCallId=ctx.tool_call_id, agent=agent.name, label=label)
         if inp.run_in_background:
             agents = session.service(BACKGROUND_AGENTS)

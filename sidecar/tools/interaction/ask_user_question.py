@@ -15,18 +15,25 @@ tool result says so and the turn ends (``metadata["end_turn"]``): the model does
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.request import PermissionRequest
+from sidecar.session import ServiceKey
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 
 log = logging.getLogger(__name__)
 
 OTHER = "Other"
+
+
+# Tells the user the agent waits for them (the editor's notification when its panel is hidden),
+# provided at session start.
+NOTIFY_WAITING = ServiceKey[Callable[[str], Awaitable[None]]]("notify_waiting")
 
 
 class Option(BaseModel):
@@ -111,7 +118,7 @@ class AskUserQuestion(Tool[AskUserQuestionInput]):
 
     async def run(self, inp: AskUserQuestionInput, ctx: ToolContext) -> ToolOutput:
         questions = [q.model_dump() for q in inp.questions]
-        notify = ctx.session.services.get("notify_waiting")
+        notify = ctx.session.find_service(NOTIFY_WAITING)
         if notify is not None:
             await notify("The agent has a question for you")
         if ctx.session.has_client_capability("askUser"):

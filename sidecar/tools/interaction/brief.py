@@ -39,6 +39,6 @@ class Brief(Tool[BriefInput]):
         return False
 
     async def run(self, inp: BriefInput, ctx: ToolContext) -> ToolOutput:
-        ctx.session.services["brief"] = inp.enabled
+        ctx.session.brief = inp.enabled
         ctx.session.audit("brief", enabled=inp.enabled)
         return ToolOutput.text(BRIEF_NOTICE if inp.enabled else "Brief mode is off: answer normally.")

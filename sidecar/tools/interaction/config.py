@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from sidecar.errors import ToolError
+from sidecar.model.client import MODEL
 from sidecar.model.options import change as change_config_option
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
@@ -34,14 +35,14 @@ class ConfigInput(ToolInput):
 
 
 def current(ctx: ToolContext, setting: str) -> Any:
-    model = ctx.session.services.get("model")
+    model = ctx.session.find_service(MODEL)
     if setting == "model":
         return model.settings.model if model else None
     if setting == "smallModel":
         return model.settings.small_model if model else None
     if setting == "permissionMode":
         return ctx.session.mode
-    return bool(ctx.session.services.get("brief", False))
+    return ctx.session.brief
 
 
 class Config(Tool[ConfigInput]):
@@ -83,7 +84,7 @@ class Config(Tool[ConfigInput]):
         if inp.value is None:
             return ToolOutput.text(f"{inp.setting} = {old}")
         # The session's own model client: a change here leaves every other session's model as it was.
-        model = session.services.get("model")
+        model = session.find_service(MODEL)
         value: Any = inp.value
         if inp.setting == "model" and model is not None:
             await change_config_option(session, "model", str(value), by="Config")
@@ -93,7 +94,7 @@ class Config(Tool[ConfigInput]):
             await session.set_mode(value, by="Config")
         elif inp.setting == "brief":
             value = value if isinstance(value, bool) else str(value).lower() == "true"
-            session.services["brief"] = value
+            session.brief = value
         if inp.setting != "model":  # a model change audits itself
             session.audit("config", setting=inp.setting, old=old, new=value)
         if inp.setting == "model":

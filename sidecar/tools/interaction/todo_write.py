@@ -1,7 +1,7 @@
 """TodoWrite: the agent's task list, kept in the session and shown in the editor as an ACP ``plan``.
 
 Each call replaces the whole list (Claude Code's contract). The list is validated (non-empty content,
-at most one task ``in_progress``), kept in ``session.services["todos"]`` and published as
+at most one task ``in_progress``), kept in ``session.todos`` and published as
 ``session/update {"sessionUpdate": "plan", "entries": [{content, priority, status}]}``.
 """
 
@@ -83,7 +83,7 @@ class TodoWrite(Tool[TodoWriteInput]):
 
     async def run(self, inp: TodoWriteInput, ctx: ToolContext) -> ToolOutput:
         todos = [t.model_dump() for t in inp.todos]
-        ctx.session.services["todos"] = todos
+        ctx.session.todos = todos
         ctx.session.log.todos(todos)
         await ctx.session.send_update(plan_update(todos))
         done = sum(1 for t in todos if t["status"] == "completed")

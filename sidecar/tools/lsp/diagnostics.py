@@ -150,7 +150,8 @@ async def _from_headless(ctx: ToolContext, path: Path, time_limit: float,
             return None
     except OSError:
         return None
-    from sidecar.tools.lsp.servers import ServerDied, language_servers  # lazy: see the note at the top
+    from sidecar.tools.lsp.servers import ServerDied  # lazy: see the note at the top
+    from sidecar.tools.lsp.service import language_servers
 
     servers = language_servers(ctx.session)
     if servers.spec_for(path) is None or not _is_file(path):

@@ -30,6 +30,7 @@ from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.base import Location, Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.ignore import IgnoreMatcher
+from sidecar.tools.lsp.service import LANGUAGE_SERVERS
 from sidecar.workspace.paths import display_path, resolve_path
 
 # servers (the headless language servers) is imported where it is used: it imports pygls and lsprotocol
@@ -218,22 +219,20 @@ def _editor_backend(ctx: ToolContext) -> Backend:
 
 def _library_dirs(ctx: ToolContext, path: Path) -> tuple[Path, ...]:
     """Folders of the headless server's own toolchain (pinned interpreter's prefix, bundled stubs)."""
-    if ctx.session.has_client_capability("lspQuery") or "lsp" not in ctx.session.services:
+    servers = None if ctx.session.has_client_capability("lspQuery") else ctx.session.find_service(LANGUAGE_SERVERS)
+    if servers is None:
         return ()
-    from sidecar.tools.lsp.servers import language_servers  # lazy: see the note at the top
-
-    server = language_servers(ctx.session).running(path)
+    server = servers.running(path)
     return server.launch.library_dirs if server is not None else ()
 
 
 def _launch_note(ctx: ToolContext, path: Path) -> str:
     """Once per server: what the headless server was kept from running or reading (pinning.py), so the model
     knows why an import may show as unresolved before the workspace is trusted."""
-    if ctx.session.has_client_capability("lspQuery") or "lsp" not in ctx.session.services:
+    servers = None if ctx.session.has_client_capability("lspQuery") else ctx.session.find_service(LANGUAGE_SERVERS)
+    if servers is None:
         return ""
-    from sidecar.tools.lsp.servers import language_servers  # lazy: see the note at the top
-
-    server = language_servers(ctx.session).running(path)
+    server = servers.running(path)
     left_out = [n for n in server.launch.notes if any(w in n for w in _LEFT_OUT)] if server is not None else []
     if server is None or not left_out or server.launch.told:
         return ""
@@ -246,7 +245,7 @@ _LEFT_OUT = ("ignored", "not run", "not loaded", "refused")
 
 
 def _headless_backend(ctx: ToolContext, path: Path) -> Backend:
-    from sidecar.tools.lsp.servers import language_servers  # lazy: see the note at the top
+    from sidecar.tools.lsp.service import language_servers  # lazy: see the note at the top
 
     servers = language_servers(ctx.session)
 

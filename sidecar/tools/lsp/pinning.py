@@ -37,11 +37,16 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar.errors import ToolError
 from sidecar.permissions.trust import trust_of
+from sidecar.session import ServiceKey
 
 if TYPE_CHECKING:
     from sidecar.session import Session
 
 log = logging.getLogger(__name__)
+
+# The user's answers this session about running a workspace program as a language server (by path),
+# when they were not remembered in the trust store.
+LSP_PROGRAMS = ServiceKey[dict[str, bool]]("lsp_programs", lambda _session: {})
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 SHIPPED_TSSERVER = CHECKOUT / "tools" / "lsp" / "node_modules" / "typescript" / "lib" / "tsserver.js"
@@ -414,7 +419,7 @@ async def allow_workspace_program(session: Session, what: str, path: Path) -> bo
     entry = programs.get(key) if isinstance(programs, dict) else None
     if isinstance(entry, dict) and entry.get("fingerprint") == fingerprint and isinstance(entry.get("allowed"), bool):
         return bool(entry["allowed"])
-    memo: dict[str, bool] = session.services.setdefault("lsp_programs", {})
+    memo = session.service(LSP_PROGRAMS)
     if key in memo:
         return memo[key]
     shown = path.relative_to(session.cwd) if path.is_relative_to(session.cwd) else path

@@ -1,7 +1,7 @@
 """Headless language servers: the sidecar as an LSP client when the editor cannot answer.
 
-One ``LanguageServers`` service per session (``session.service(LANGUAGE_SERVERS)``) owns at most
-one running server per language. A server is started lazily on the first query for a file of its
+One ``LanguageServers`` service per session (``LANGUAGE_SERVERS`` in ``sidecar.tools.lsp.service``) owns at
+most one running server per language. A server is started lazily on the first query for a file of its
 language, with the session's cwd as root; before each query the files it has open are synced from
 disk (``didOpen`` / full-text ``didChange``); its stderr is drained; a server that died is restarted
 on the next query; ``close()`` shuts every server down and kills the process group of any that hangs.
@@ -37,7 +37,6 @@ from sidecar.errors import ToolError
 from sidecar.permissions.gate import child_env
 from sidecar.permissions.trust import workspace_trusted
 from sidecar.secrets import scrubbed_env
-from sidecar.session import ServiceKey
 from sidecar.tools.lsp.pinning import CONFIG_NAMES, Launch, plan_launch
 
 if TYPE_CHECKING:
@@ -665,9 +664,4 @@ class LanguageServers:
         await asyncio.gather(*(s.close() for s in servers), return_exceptions=True)
 
 
-LANGUAGE_SERVERS = ServiceKey[LanguageServers]("lsp", LanguageServers)
 
-
-def language_servers(session: Session) -> LanguageServers:
-    """The session's service (created on first use)."""
-    return session.service(LANGUAGE_SERVERS)

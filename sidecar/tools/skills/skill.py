@@ -23,9 +23,11 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from sidecar.errors import ToolError
+from sidecar.session import ServiceKey
 from sidecar.tools.agents.frontmatter import split_frontmatter
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
 from sidecar.tools.context import ToolContext
+from sidecar.tools.registry import REGISTRY
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,10 @@ def discover_skills(cwd: Path, home: Path | None = None) -> dict[str, SkillDef]:
                 continue
             found[name] = SkillDef(name, description, skill_md, source)
     return found
+
+
+# The skills found at session start, by name (``/<skill>`` and the Skill tool).
+SKILLS = ServiceKey[dict[str, SkillDef]]("skills")
 
 
 class SkillInput(ToolInput):
@@ -117,7 +123,7 @@ async def load_skill(session: Any, skill: SkillDef, args: str, call_id: str, age
     except OSError as exc:
         raise ToolError(f"The skill file {skill.path} could not be read ({exc}).") from None
     body = body.replace("$ARGUMENTS", args)
-    registry = session.services["registry"]
+    registry = session.service(REGISTRY)
     dispatcher = Dispatcher(session, registry, agent_label=agent_label)
     counter = 0
 
@@ -150,8 +156,8 @@ async def load_skill(session: Any, skill: SkillDef, args: str, call_id: str, age
 
 def configure_skills(session: Any) -> None:
     skills = discover_skills(session.cwd)
-    session.services["skills"] = skills
-    tool = session.services["registry"].get("Skill")
+    session.provide(SKILLS, skills)
+    tool = session.service(REGISTRY).get("Skill")
     if isinstance(tool, Skill):
         tool.skills = skills
 

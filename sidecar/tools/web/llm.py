@@ -4,7 +4,7 @@
 - ``server_search``: one Messages call offering the API's server-side ``web_search`` tool; the stream's
   ``server_tool_use`` and ``web_search_tool_result`` blocks are reported as progress as they complete.
 
-The client is the session's (``services["model"]``) when there is one, else one
+The client is the session's (``MODEL``) when there is one, else one
 built from the environment (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``, ``SIDECAR_SMALL_MODEL``)
 with few retries.
 """
@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from sidecar.model.client import ModelClient, ModelReply, StreamCallbacks
+from sidecar.model.client import MODEL, ModelClient, ModelReply, StreamCallbacks
 from sidecar.model.settings import ModelSettings
 
 WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
@@ -26,8 +26,8 @@ MAX_SEARCH_USES = 5
 @contextlib.asynccontextmanager
 async def model_client(session: Any) -> AsyncIterator[ModelClient]:
     """The shared client when there is one; else a short-lived one, closed after the call."""
-    shared = session.services.get("model")
-    if isinstance(shared, ModelClient):
+    shared = session.find_service(MODEL)
+    if shared is not None:
         yield shared
         return
     settings = dataclasses.replace(ModelSettings.from_env(), max_retries=2, max_backoff_s=5.0)
