@@ -2,8 +2,9 @@
 
 A tool is one module. Its pydantic ``Input`` model's docstring is the description the model reads
 (say *when* to use the tool); field descriptions become parameter docs. The dispatcher
-(``sidecar.tools.dispatch``) owns everything shared: schema validation, the permission gate,
-cancellation, bounded output and result metadata. A tool only says what is particular to it.
+(``sidecar.tools.dispatch``) owns everything shared and calls the tool's steps in one order for every
+tool: ``validate`` → ``prepare`` → ``check_permission`` (decide/ask) → ``run`` → presentation (bounded
+output, result metadata). A tool only says what is particular to it.
 """
 
 from __future__ import annotations
@@ -166,12 +167,22 @@ class Tool(ABC, Generic[InputT]):
     async def validate(self, inp: InputT, ctx: ToolContext) -> None:
         """Raise ToolError for input that is well-typed but wrong (relative path, bad range ...)."""
 
+    async def prepare(self, inp: InputT, ctx: ToolContext) -> None:
+        """Work out what the call will do, without side effects, into ``ctx.prepared``: what the question
+        shows and ``run`` carries out (a file tool's proposed text and diff, a command's analysis). Raise
+        ToolError when it cannot be done (old_string not found, the file changed since it was read)."""
+
     async def check_permission(self, inp: InputT, ctx: ToolContext) -> None:
-        """Ask the gate (``ctx.permissions``) before any side effect; raise ToolError when refused.
+        """Ask the gate (``ctx.permissions.require``) about what ``prepare`` worked out, before any side
+        effect; raise ToolError when refused.
 
         The default treats a read-only call as needing no approval and asks for anything else.
         """
         await ctx.permissions.require(self.permission_request(inp), ctx)
+
+    async def abandon(self, inp: InputT, ctx: ToolContext) -> None:
+        """The call stops after ``prepare`` without reaching ``run`` (refused, cancelled, a failure on the
+        way): release what ``prepare`` holds (a temporary file written early)."""
 
     def permission_request(self, inp: InputT) -> PermissionRequest:
         """What the default ``check_permission`` asks: read-only by the tool's own judgement."""
@@ -188,5 +199,6 @@ class Tool(ABC, Generic[InputT]):
     # ---- execution + presentation ---------------------------------------------------------
     @abstractmethod
     async def run(self, inp: InputT, ctx: ToolContext) -> ToolOutput:
-        """Do the work and present it. Progress for the editor goes through ``ctx.progress``."""
+        """Carry out what was approved and present it. Progress for the editor goes through
+        ``ctx.progress``."""
 

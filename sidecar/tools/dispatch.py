@@ -1,7 +1,12 @@
-"""Running one tool call, with every shared concern done once:
+"""Running one tool call, every tool through the same steps, each shared concern done once:
 
-    unknown tool → schema validation → tool.validate → tool.check_permission (the gate)
-      → tool.run (raced against cancel by the caller) → bounded output → metadata → editor update
+    unknown tool → schema validation → tool.validate → PreToolUse hook → tool.prepare (what the call
+      will do: a file tool's proposed text, a command's analysis) → tool.check_permission (decide/ask:
+      ``gate.require``; for file tools the review of the diff) → before-call observers (checkpoint)
+      → tool.run (only what was approved; raced against cancel by the caller) → PostToolUse hook
+      → bounded output → metadata → editor update
+
+A call that was prepared and stops before ``run`` gets ``tool.abandon`` (a file tool's early temp file).
 
 A tool only implements what is particular to it. Errors become ``is_error`` results addressed to the
 model; a crash inside a tool is reported as one, never propagated.
@@ -92,6 +97,15 @@ def bound_text(text: str, save_dir: Any, call_id: str, limit: int = MAX_RESULT_C
     return head + marker + tail, True
 
 
+async def _abandon(tool: Tool[Any] | None, inp: ToolInput | None, ctx: ToolContext) -> None:
+    if tool is None or inp is None:
+        return
+    try:
+        await tool.abandon(inp, ctx)
+    except Exception:
+        log.exception("tool %s failed to release what it prepared", tool.name)
+
+
 class Dispatcher:
     """Executes tool calls for one agent (the main agent or a sub-agent) of a session."""
 
@@ -153,20 +167,25 @@ class Dispatcher:
         shown = self._shown.pop(call.id, None) or self.registry.describe_call(call.name, call.input)
         ctx = ToolContext(session=self.session, tool_call_id=call.id, agent_label=self.agent_label,
                           _progress=progress, spawn_agent=self.spawn_agent, shown=shown)
+        inp: ToolInput | None = None
+        prepared = ran = False  # ``abandon`` is owed when the call was prepared and never ran
         try:
             if tool is None:
                 available = ", ".join(sorted(self.registry.names()))
                 raise ToolError(f"No tool named {call.name!r}. Available tools: {available}.")
             inp = parse_input(tool, call.input)
             await tool.validate(inp, ctx)
-            # May block; its allow/ask feeds the gate.
+            # May block; its allow/ask feeds the gate. Before ``prepare``: what a hook changes is seen.
             ctx.hook_verdict = await run_pre_tool_use(self.session, call.id, tool.name, call.input)
+            prepared = True
+            await tool.prepare(inp, ctx)
             await tool.check_permission(inp, ctx)
             await self.session.send_update({
                 "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress"})
             writes = tool.may_write(inp, ctx)
             for before in self.session.find_service(BEFORE_TOOL_CALL) or ():
                 await before(call.name, writes)  # e.g. the turn's checkpoint, before anything is written
+            ran = True
             output = await tool.run(inp, ctx)
             hook_note = await run_post_tool_use(self.session, call.id, tool.name, call.input,
                                                 output.joined_text())
@@ -175,6 +194,8 @@ class Dispatcher:
         except ToolError as exc:
             output = ToolOutput.text(exc.message, is_error=True, metadata=exc.metadata)
         except asyncio.CancelledError:
+            if prepared and not ran:
+                await _abandon(tool, inp, ctx)
             await self._finish_update(call, ToolOutput.text("Cancelled by the user.", is_error=True))
             raise
         except Exception as exc:
@@ -182,6 +203,8 @@ class Dispatcher:
             output = ToolOutput.text(
                 f"{call.name} failed with an internal error: {type(exc).__name__}: {exc}. "
                 "This is a fault in the tool, not in your input; try another approach.", is_error=True)
+        if prepared and not ran:
+            await _abandon(tool, inp, ctx)
         restore_point = False
         for after in self.session.find_service(AFTER_TOOL_CALL) or ():
             try:  # e.g. a checkpoint of what the call changed (True: the state before it can be restored)

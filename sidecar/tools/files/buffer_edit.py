@@ -17,7 +17,8 @@ from typing import Any
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.tools.base import TextBlock, ToolOutput
 from sidecar.tools.context import ToolContext
-from sidecar.tools.files.common import ledger_of, review, snippet
+from sidecar.tools.files.common import Landing, ledger_of, snippet
+from sidecar.tools.files.file_tool import Proposal
 from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.diffs import common_prefix, common_suffix
 from sidecar.workspace.rebase import MARGIN, rebase_edit
@@ -31,8 +32,10 @@ def lsp_position(text: str, offset: int) -> dict[str, int]:
     return {"line": line, "character": len(text[start:offset].encode("utf-16-le")) // 2}
 
 
-async def edit_buffer(ctx: ToolContext, path: Path, who: str, old_string: str, new_string: str,
-                      replace_all: bool, raw_input: dict[str, Any]) -> ToolOutput:
+def propose_buffer_edit(ctx: ToolContext, path: Path, who: str, old_string: str, new_string: str,
+                        replace_all: bool) -> Proposal:
+    """The proposal of an edit to ``path``'s open, unsaved buffer; landing applies it with
+    ``workspace/applyEdit`` at the buffer's version."""
     buffers = buffers_for(ctx.session)
     buf = buffers.get(path)
     if buf is None:
@@ -67,39 +70,42 @@ async def edit_buffer(ctx: ToolContext, path: Path, who: str, old_string: str, n
             note = (f"Note: the editor holds unsaved changes to {who} that you had not seen (away from your "
                     f"edit); your edit was applied on top of them in the editor:\n```diff\n{shown_diff}```")
     new_text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    landing = await review(ctx, "Edit", path, text, new_text, raw_input)
-    final = landing.final_text
-    now = buffers.get(path)
-    if now is None or now.version != version or now.text != text:
-        raise ToolError(f"{who} was changed in the editor while your edit was being reviewed, so nothing was "
-                        "applied: the approval was for a version of the buffer that no longer exists. Read "
-                        "the file again and propose the change against its current content.")
-    a = common_prefix(text, final)
-    tail = common_suffix(text, final, min(len(text), len(final)) - a)
-    edit: dict[str, Any] = {"range": {"start": lsp_position(text, a), "end": lsp_position(text, len(text) - tail)},
-                            "newText": final[a:len(final) - tail]}
-    buffers.expect(buf.uri, final)
-    try:
-        result = await ctx.session.client.apply_buffer_edit({
-            "label": f"Sidecar: Edit {who}",
-            "edit": {"documentChanges": [{"textDocument": {"uri": buf.uri, "version": version}, "edits": [edit]}]},
-        })
-    except ClientRequestError as exc:
-        buffers.expect(buf.uri, "")
-        raise ToolError(f"The editor did not apply the edit to {who} ({exc.describe()}); nothing changed. Read "
-                        "the file again and redo the change.") from None
-    applied = isinstance(result, dict) and bool(result.get("applied"))
-    if not applied:
-        buffers.expect(buf.uri, "")
-        reason = result.get("failureReason") if isinstance(result, dict) else None
-        raise ToolError(f"The editor did not apply the edit to {who}" + (f" ({reason})" if reason else "")
-                        + "; nothing changed. Read the file again and redo the change.")
-    model_final = final.replace("\r\n", "\n") if enc.crlf else final
-    model_a = len(final[:a].replace("\r\n", "\n")) if enc.crlf else a
-    body = (f"The file {who} has been updated in the editor's open buffer, which has unsaved changes; the "
-            "file on disk is unchanged until the user saves it. Here's the result of running `cat -n` on a "
-            f"snippet of the buffer:\n{snippet(model_final, model_a, model_a + len(edit['newText']))}")
-    extra = "\n\n".join(x for x in (note, landing.summary) if x)
-    return ToolOutput(blocks=[TextBlock(body + (f"\n\n{extra}" if extra else ""))],
-                      editor_content=landing.editor_content,
-                      metadata={"subject": str(path), "buffer": True, "version": version})
+
+    async def land(landing: Landing) -> ToolOutput:
+        final = landing.final_text
+        now = buffers.get(path)
+        if now is None or now.version != version or now.text != text:
+            raise ToolError(f"{who} was changed in the editor while your edit was being reviewed, so nothing was "
+                            "applied: the approval was for a version of the buffer that no longer exists. Read "
+                            "the file again and propose the change against its current content.")
+        a = common_prefix(text, final)
+        tail = common_suffix(text, final, min(len(text), len(final)) - a)
+        edit: dict[str, Any] = {"range": {"start": lsp_position(text, a), "end": lsp_position(text, len(text) - tail)},
+                                "newText": final[a:len(final) - tail]}
+        buffers.expect(buf.uri, final)
+        try:
+            result = await ctx.session.client.apply_buffer_edit({
+                "label": f"Sidecar: Edit {who}",
+                "edit": {"documentChanges": [{"textDocument": {"uri": buf.uri, "version": version}, "edits": [edit]}]},
+            })
+        except ClientRequestError as exc:
+            buffers.expect(buf.uri, "")
+            raise ToolError(f"The editor did not apply the edit to {who} ({exc.describe()}); nothing changed. Read "
+                            "the file again and redo the change.") from None
+        applied = isinstance(result, dict) and bool(result.get("applied"))
+        if not applied:
+            buffers.expect(buf.uri, "")
+            reason = result.get("failureReason") if isinstance(result, dict) else None
+            raise ToolError(f"The editor did not apply the edit to {who}" + (f" ({reason})" if reason else "")
+                            + "; nothing changed. Read the file again and redo the change.")
+        model_final = final.replace("\r\n", "\n") if enc.crlf else final
+        model_a = len(final[:a].replace("\r\n", "\n")) if enc.crlf else a
+        body = (f"The file {who} has been updated in the editor's open buffer, which has unsaved changes; the "
+                "file on disk is unchanged until the user saves it. Here's the result of running `cat -n` on a "
+                f"snippet of the buffer:\n{snippet(model_final, model_a, model_a + len(edit['newText']))}")
+        extra = "\n\n".join(x for x in (note, landing.summary) if x)
+        return ToolOutput(blocks=[TextBlock(body + (f"\n\n{extra}" if extra else ""))],
+                          editor_content=landing.editor_content,
+                          metadata={"subject": str(path), "buffer": True, "version": version})
+
+    return Proposal(path, text, new_text, land)

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import Field
 
 from sidecar.errors import ToolError
-from sidecar.tools.base import Location, TextBlock, Tool, ToolInput, ToolOutput
+from sidecar.tools.base import TextBlock, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
-from sidecar.tools.files.buffer_edit import edit_buffer
+from sidecar.tools.files.buffer_edit import propose_buffer_edit
 from sidecar.tools.files.client_files import (
     client_staleness,
     client_writes,
@@ -32,16 +32,17 @@ from sidecar.tools.files.client_files import (
     write_to_client,
 )
 from sidecar.tools.files.common import (
+    Landing,
     ledger_of,
     read_bytes,
     refuse_if_dirty,
     resolved,
-    review,
     shown,
     snippet,
     start_watching,
     still_unchanged,
 )
+from sidecar.tools.files.file_tool import FileTool, Proposal, creation
 from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.buffers import buffers_for
 from sidecar.workspace.diffs import common_prefix, common_suffix
@@ -53,7 +54,6 @@ from sidecar.workspace.textfile import (
     LateWrite,
     TempFile,
     append_late,
-    atomic_write,
     check_encodable,
     commit_temp,
     decode,
@@ -111,16 +111,10 @@ def line_numbers(text: str, needle: str, limit: int = MAX_LISTED) -> tuple[int, 
     return count, lines
 
 
-class EditTool(Tool[EditInput]):
+class EditTool(FileTool[EditInput]):
     name = "Edit"
-    kind = "edit"
     Input = EditInput
-
-    def title(self, raw_input: dict[str, Any]) -> str:
-        return f"Edit {raw_input.get('file_path') or ''}".strip()
-
-    def locations(self, inp: EditInput) -> list[Location]:
-        return [Location(inp.file_path)]
+    verb = "Edit"
 
     async def validate(self, inp: EditInput, ctx: ToolContext) -> None:
         if inp.old_string == inp.new_string:
@@ -133,42 +127,22 @@ class EditTool(Tool[EditInput]):
             raise ToolError(f"File does not exist: {inp.file_path}. The current working directory is "
                             f"{ctx.cwd}. To create a file use Write.")
 
-    async def check_permission(self, inp: EditInput, ctx: ToolContext) -> None:
-        """The permission question carries the diff, so it is asked in ``run`` (review) once the change
-        is computed and before anything is written."""
-
-    async def run(self, inp: EditInput, ctx: ToolContext) -> ToolOutput:
-        await self.validate(inp, ctx)
+    async def propose(self, inp: EditInput, ctx: ToolContext) -> Proposal:
         path = resolved(ctx, inp.file_path).path
         who = shown(ctx, path)
         start_watching(ctx)
         if client_writes(ctx, path):  # the editor's text, through fs/read_text_file + fs/write_text_file
-            return await _edit_in_editor(ctx, path, who, inp)
+            return await _propose_in_editor(ctx, path, who, inp)
         await refuse_disk_write_over_unsaved(ctx, path, who, "Edit")
         if buffers_for(ctx.session).is_dirty(path) and ctx.session.client.can_edit_buffers():
-            return await edit_buffer(ctx, path, who, inp.old_string, inp.new_string, inp.replace_all,
-                                     inp.model_dump())  # into the editor's buffer, disk untouched
+            # into the editor's buffer, disk untouched
+            return propose_buffer_edit(ctx, path, who, inp.old_string, inp.new_string, inp.replace_all)
         refuse_if_dirty(ctx, path)
         ledger = ledger_of(ctx)
-        raw_input = inp.model_dump()
         if not path.exists():  # old_string "" on a missing file: create it
-            if inp.old_string != "":  # it vanished since validate (deleted, or its folder swapped)
-                raise ToolError(f"File does not exist: {inp.file_path} (it disappeared just now). Nothing was "
-                                "written. Check the path, then call again.")
-            landing = await review(ctx, self.name, path, None, inp.new_string, raw_input)
-            if path.exists():
-                raise ToolError(f"{who} was created by someone else while your Edit was being reviewed. "
-                                "Nothing was written. Read it, then decide how to change it.")
-            data = landing.final_text.encode("utf-8")
-            try:
-                written = atomic_write(path, data, create_parents=True, create_only=True)
-            except FileExistsError:
-                raise ToolError(f"{who} was created by someone else while your Edit was being written. "
-                                "Nothing was overwritten. Read it, then decide how to change it.") from None
-            ledger.record_write(path, fingerprint_of(path, data, written), data)
-            return await with_new_diagnostics(ctx, path, None, ToolOutput(
-                blocks=[TextBlock(f"Created {who}." + _extra(landing.summary))],
-                editor_content=landing.editor_content, metadata={"subject": str(path)}))
+            _refuse_vanished(inp)
+            return creation(ctx, self.name, path, who, inp.new_string, in_editor=False,
+                            done=lambda final: f"Created {who}.")
         data, st = read_bytes(path)
         # The digest of the bytes (for the staleness check) is computed in a thread while they are
         # decoded and searched; the staleness verdict still comes before any search error.
@@ -198,20 +172,36 @@ class EditTool(Tool[EditInput]):
             early = _start_writing(path, st, _spliced(data, change))
         try:
             change.materialise()
-            landing = await review(ctx, self.name, path, change.text, change.new_text, raw_input)
-            # The file's errors before the change (so the result names the new ones): only once approved,
-            # since asking a language server can run programs (docs/lsp.md "What a repository can run").
-            before = await diagnostics_snapshot(ctx, path)
         except BaseException:
             if early is not None:
                 await early.discard()
             raise
-        summary = landing.summary
-        if outside:
-            summary = outside + (f"\n\n{summary}" if summary else "")
-        return await with_new_diagnostics(ctx, path, before, await _land(
-            ctx, path, who, st, change, landing.final_text, summary, landing.editor_content, data,
-            early))
+        approved = change
+
+        async def land(landing: Landing) -> ToolOutput:
+            try:
+                # The file's errors before the change (so the result names the new ones): only once
+                # approved, since asking a language server can run programs (docs/lsp.md "What a
+                # repository can run").
+                before = await diagnostics_snapshot(ctx, path)
+            except BaseException:
+                if early is not None:
+                    await early.discard()
+                raise
+            summary = "\n\n".join(x for x in (outside, landing.summary) if x)
+            return await with_new_diagnostics(ctx, path, before, await _land(
+                ctx, path, who, st, approved, landing.final_text, summary, landing.editor_content, data,
+                early))
+
+        return Proposal(path, change.text, change.new_text, land,
+                        release=early.discard if early is not None else None)
+
+
+def _refuse_vanished(inp: EditInput) -> None:
+    """A missing file may only be created (old_string ""); another one vanished since validate."""
+    if inp.old_string != "":  # deleted, or its folder swapped
+        raise ToolError(f"File does not exist: {inp.file_path} (it disappeared just now). Nothing was "
+                        "written. Check the path, then call again.")
 
 
 def _rebase(ledger: ReadLedger, path: Path, who: str, data: bytes, st: os.stat_result,
@@ -249,24 +239,15 @@ def _outside_note(who: str, shown: str, enc: Encoding) -> str:
             f"read → now):\n```diff\n{shown_diff}```")
 
 
-async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput) -> ToolOutput:
+async def _propose_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput) -> Proposal:
     """Edit the editor's text of ``path``: matched against what ``fs/read_text_file`` serves now, checked
     against what the agent read (rebased onto a change elsewhere, as on disk), reviewed, checked again,
     then handed over with ``fs/write_text_file``. Disk is not written (docs/files.md)."""
-    raw_input = inp.model_dump()
     diagnose = ctx.session.has_client_capability("diagnostics")  # the editor's servers see its buffers
     if not path.exists() and not in_editor_only(ctx, path):  # old_string "" on a missing file: create it
-        if inp.old_string != "":
-            raise ToolError(f"File does not exist: {inp.file_path} (it disappeared just now). Nothing was "
-                            "written. Check the path, then call again.")
-        landing = await review(ctx, "Edit", path, None, inp.new_string, raw_input)
-        if path.exists():
-            raise ToolError(f"{who} was created by someone else while your Edit was being reviewed. "
-                            "Nothing was written. Read it, then decide how to change it.")
-        await write_to_client(ctx, path, who, landing.final_text, None)
-        return ToolOutput(blocks=[TextBlock(f"Created {who}." + not_saved_note(path, who, landing.final_text)
-                                            + _extra(landing.summary))],
-                          editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+        _refuse_vanished(inp)
+        return creation(ctx, "Edit", path, who, inp.new_string, in_editor=True,
+                        done=lambda final: f"Created {who}.")
     text = await read_from_client(ctx, path, who)
     stale = client_staleness(ctx, path, who, text)
     try:
@@ -287,19 +268,22 @@ async def _edit_in_editor(ctx: ToolContext, path: Path, who: str, inp: EditInput
                             "safely.)") from None
         outside = _outside_note(who, rebased.shown, change.enc)
     change.materialise()
-    landing = await review(ctx, "Edit", path, change.text, change.new_text, raw_input)
-    before = await diagnostics_snapshot(ctx, path) if diagnose else None  # only once approved
-    await require_unchanged_during_review(ctx, path, who, text, "Edit")
-    await write_to_client(ctx, path, who, landing.final_text, text)
-    head = f"The file {who} has been updated"
-    if change.replaced > 1:
-        head += f" ({change.replaced} occurrences replaced)"
-    summary = "\n\n".join(x for x in (outside, landing.summary) if x)
-    out = ToolOutput(blocks=[TextBlock(f"{head}. Here's the result of running `cat -n` on a snippet of the edited "
-                                       f"file:\n{_result_snippet(change, landing.final_text)}"
-                                       + not_saved_note(path, who, landing.final_text) + _extra(summary))],
-                     editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
-    return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
+
+    async def land(landing: Landing) -> ToolOutput:
+        before = await diagnostics_snapshot(ctx, path) if diagnose else None  # only once approved
+        await require_unchanged_during_review(ctx, path, who, text, "Edit")
+        await write_to_client(ctx, path, who, landing.final_text, text)
+        head = f"The file {who} has been updated"
+        if change.replaced > 1:
+            head += f" ({change.replaced} occurrences replaced)"
+        summary = "\n\n".join(x for x in (outside, landing.summary) if x)
+        out = ToolOutput(blocks=[TextBlock(f"{head}. Here's the result of running `cat -n` on a snippet of the "
+                                           f"edited file:\n{_result_snippet(change, landing.final_text)}"
+                                           + not_saved_note(path, who, landing.final_text) + _extra(summary))],
+                         editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+        return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
+
+    return Proposal(path, change.text, change.new_text, land)
 
 
 @dataclass

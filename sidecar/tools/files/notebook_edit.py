@@ -9,18 +9,19 @@ from typing import Any, Literal
 from pydantic import Field
 
 from sidecar.errors import ToolError
-from sidecar.tools.base import Location, TextBlock, Tool, ToolInput, ToolOutput
+from sidecar.tools.base import TextBlock, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.common import (
+    Landing,
     ledger_of,
     read_bytes,
     refuse_if_dirty,
     resolved,
-    review,
     shown,
     start_watching,
     still_unchanged,
 )
+from sidecar.tools.files.file_tool import FileTool, Proposal
 from sidecar.workspace.ledger import fingerprint_of
 from sidecar.workspace.textfile import atomic_write
 
@@ -47,16 +48,11 @@ class NotebookEditInput(ToolInput):
                                                                      "Defaults to replace.")
 
 
-class NotebookEditTool(Tool[NotebookEditInput]):
+class NotebookEditTool(FileTool[NotebookEditInput]):
     name = "NotebookEdit"
-    kind = "edit"
     Input = NotebookEditInput
-
-    def title(self, raw_input: dict[str, Any]) -> str:
-        return f"Edit notebook {raw_input.get('notebook_path') or ''}".strip()
-
-    def locations(self, inp: NotebookEditInput) -> list[Location]:
-        return [Location(inp.notebook_path)]
+    verb = "Edit notebook"
+    path_field = "notebook_path"
 
     async def validate(self, inp: NotebookEditInput, ctx: ToolContext) -> None:
         r = resolved(ctx, inp.notebook_path, field="notebook_path")
@@ -70,13 +66,9 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         if mode in ("replace", "delete") and inp.cell_id is None:
             raise ToolError(f'cell_id is required when edit_mode is "{mode}". Read the notebook to see cell ids.')
 
-    async def check_permission(self, inp: NotebookEditInput, ctx: ToolContext) -> None:
-        """Asked in ``run`` with the diff (the review), before anything is written."""
-
-    async def run(self, inp: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
+    async def propose(self, inp: NotebookEditInput, ctx: ToolContext) -> Proposal:
         import nbformat
 
-        await self.validate(inp, ctx)
         path = resolved(ctx, inp.notebook_path, field="notebook_path").path
         who = shown(ctx, path)
         start_watching(ctx)
@@ -122,17 +114,20 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         indent = _indent_of(old_text)
         new_text = json.dumps(nb, indent=indent, ensure_ascii=False, sort_keys=True) + (
             "\n" if old_text.endswith("\n") else "")
-        landing = await review(ctx, self.name, path, old_text, new_text, inp.model_dump())
-        if not still_unchanged(path, st):
-            raise ToolError(f"{who} was modified since read. Nothing was written. Read it again, then redo "
-                            "the change.")
-        refuse_if_dirty(ctx, path)
-        out = landing.final_text.encode("utf-8")
-        written = atomic_write(path, out, st.st_mode)
-        ledger_of(ctx).record_write(path, fingerprint_of(path, out, written))
-        text = f"{done} in {who}." + (f"\n\n{landing.summary}" if landing.summary else "")
-        return ToolOutput(blocks=[TextBlock(text)], editor_content=landing.editor_content,
-                          metadata={"subject": str(path)})
+
+        async def land(landing: Landing) -> ToolOutput:
+            if not still_unchanged(path, st):
+                raise ToolError(f"{who} was modified since read. Nothing was written. Read it again, then redo "
+                                "the change.")
+            refuse_if_dirty(ctx, path)
+            out = landing.final_text.encode("utf-8")
+            written = atomic_write(path, out, st.st_mode)
+            ledger_of(ctx).record_write(path, fingerprint_of(path, out, written))
+            text = f"{done} in {who}." + (f"\n\n{landing.summary}" if landing.summary else "")
+            return ToolOutput(blocks=[TextBlock(text)], editor_content=landing.editor_content,
+                              metadata={"subject": str(path)})
+
+        return Proposal(path, old_text, new_text, land)
 
 
 def _find_cell(cells: list[Any], cell_id: str) -> int:

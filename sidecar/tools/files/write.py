@@ -6,13 +6,13 @@ only after the user approved. An existing file keeps its encoding and BOM; a CRL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
 from sidecar.errors import ToolError
-from sidecar.tools.base import Location, TextBlock, Tool, ToolInput, ToolOutput
+from sidecar.tools.base import TextBlock, ToolInput, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.files.client_files import (
     client_staleness,
@@ -25,15 +25,16 @@ from sidecar.tools.files.client_files import (
     write_to_client,
 )
 from sidecar.tools.files.common import (
+    Landing,
     ledger_of,
     read_bytes,
     refuse_if_dirty,
     resolved,
-    review,
     shown,
     start_watching,
     still_unchanged,
 )
+from sidecar.tools.files.file_tool import FileTool, Proposal, creation
 from sidecar.tools.lsp.diagnostics import diagnostics_snapshot, with_new_diagnostics
 from sidecar.workspace.diffs import make_diff
 from sidecar.workspace.ledger import fingerprint_of
@@ -67,16 +68,10 @@ class WriteInput(ToolInput):
     content: str = Field(description="The content to write to the file")
 
 
-class WriteTool(Tool[WriteInput]):
+class WriteTool(FileTool[WriteInput]):
     name = "Write"
-    kind = "edit"
     Input = WriteInput
-
-    def title(self, raw_input: dict[str, Any]) -> str:
-        return f"Write {raw_input.get('file_path') or ''}".strip()
-
-    def locations(self, inp: WriteInput) -> list[Location]:
-        return [Location(inp.file_path)]
+    verb = "Write"
 
     async def validate(self, inp: WriteInput, ctx: ToolContext) -> None:
         r = resolved(ctx, inp.file_path)
@@ -85,37 +80,17 @@ class WriteTool(Tool[WriteInput]):
         if r.kind == "other":
             raise ToolError(f"{inp.file_path} is not a regular file; it cannot be written.")
 
-    async def check_permission(self, inp: WriteInput, ctx: ToolContext) -> None:
-        """Asked in ``run`` with the diff (the review), before anything is written."""
-
-    async def run(self, inp: WriteInput, ctx: ToolContext) -> ToolOutput:
-        await self.validate(inp, ctx)
+    async def propose(self, inp: WriteInput, ctx: ToolContext) -> Proposal:
         path = resolved(ctx, inp.file_path).path
         who = shown(ctx, path)
         start_watching(ctx)
         if client_writes(ctx, path):  # the editor's text, through fs/read_text_file + fs/write_text_file
-            return await _write_in_editor(ctx, path, who, inp)
+            return await _propose_in_editor(ctx, path, who, inp)
         await refuse_disk_write_over_unsaved(ctx, path, who, "Write")
         refuse_if_dirty(ctx, path)
         ledger = ledger_of(ctx)
-        raw_input = inp.model_dump()
         if not path.exists():
-            landing = await review(ctx, self.name, path, None, inp.content, raw_input)
-            if path.exists():
-                raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
-                                "Nothing was written. Read it, then decide how to change it.")
-            data = landing.final_text.encode("utf-8")
-            try:
-                written = atomic_write(path, data, create_parents=True, create_only=True)
-            except FileExistsError:
-                raise ToolError(f"{who} was created by someone else while your Write was being written. "
-                                "Nothing was overwritten. Read it, then decide how to change it.") from None
-            ledger.record_write(path, fingerprint_of(path, data, written), data)
-            lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
-            text = f"File created successfully at: {path} ({lines} lines)."
-            return await with_new_diagnostics(ctx, path, None, ToolOutput(
-                blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
-                editor_content=landing.editor_content, metadata={"subject": str(path)}))
+            return creation(ctx, self.name, path, who, inp.content, in_editor=False, done=_created(path))
         data, st = read_bytes(path)
         ledger.require_fresh(path, who, data, st)
         try:
@@ -124,55 +99,59 @@ class WriteTool(Tool[WriteInput]):
             old_text, enc = None, Encoding("utf-8")
         new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
         check_encodable(new_text, enc, who)  # before the question: the file keeps its encoding
-        landing = await review(ctx, self.name, path, old_text, new_text, raw_input)
-        # The file's errors before the change (so the result names the new ones): only once approved,
-        # since asking a language server can run programs (docs/lsp.md "What a repository can run").
-        before = await diagnostics_snapshot(ctx, path)
-        if not still_unchanged(path, st):
-            raise ToolError(f"{who} was modified since read (it changed while this Write was being prepared). "
-                            "Nothing was written. Read it again, then redo the change.")
-        refuse_if_dirty(ctx, path)
-        out = encode(landing.final_text, enc)
-        written = atomic_write(path, out, st.st_mode)
-        ledger.record_write(path, fingerprint_of(path, out, written), out)
-        d = make_diff(old_text, landing.final_text, who)
-        text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
-                + (f"; kept {enc.describe()}" if enc.name != "utf-8" or enc.bom or enc.crlf else "") + ").")
-        return await with_new_diagnostics(ctx, path, before, ToolOutput(
-            blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
-            editor_content=landing.editor_content, metadata={"subject": str(path)}))
+
+        async def land(landing: Landing) -> ToolOutput:
+            # The file's errors before the change (so the result names the new ones): only once approved,
+            # since asking a language server can run programs (docs/lsp.md "What a repository can run").
+            before = await diagnostics_snapshot(ctx, path)
+            if not still_unchanged(path, st):
+                raise ToolError(f"{who} was modified since read (it changed while this Write was being "
+                                "prepared). Nothing was written. Read it again, then redo the change.")
+            refuse_if_dirty(ctx, path)
+            out = encode(landing.final_text, enc)
+            written = atomic_write(path, out, st.st_mode)
+            ledger.record_write(path, fingerprint_of(path, out, written), out)
+            d = make_diff(old_text, landing.final_text, who)
+            text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
+                    + (f"; kept {enc.describe()}" if enc.name != "utf-8" or enc.bom or enc.crlf else "") + ").")
+            return await with_new_diagnostics(ctx, path, before, ToolOutput(
+                blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
+                editor_content=landing.editor_content, metadata={"subject": str(path)}))
+
+        return Proposal(path, old_text, new_text, land)
 
 
-async def _write_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInput) -> ToolOutput:
+def _created(path: Path) -> Callable[[str], str]:
+    def done(final: str) -> str:
+        lines = final.count("\n") + (0 if final.endswith("\n") else 1)
+        return f"File created successfully at: {path} ({lines} lines)."
+    return done
+
+
+async def _propose_in_editor(ctx: ToolContext, path: Path, who: str, inp: WriteInput) -> Proposal:
     """Replace (or create) the editor's text of ``path`` with ``fs/write_text_file``: an existing file's
     current text (``fs/read_text_file``) must be what the agent read, before and after the review; the
     new text takes its line endings. Disk is not written (docs/files.md)."""
-    raw_input = inp.model_dump()
     diagnose = ctx.session.has_client_capability("diagnostics")
     if not path.exists() and not in_editor_only(ctx, path):
-        landing = await review(ctx, "Write", path, None, inp.content, raw_input)
-        if path.exists():
-            raise ToolError(f"{who} was created by someone else while your Write was being reviewed. "
-                            "Nothing was written. Read it, then decide how to change it.")
-        await write_to_client(ctx, path, who, landing.final_text, None)
-        lines = landing.final_text.count("\n") + (0 if landing.final_text.endswith("\n") else 1)
-        return ToolOutput(blocks=[TextBlock(f"File created successfully at: {path} ({lines} lines)."
-                                            + not_saved_note(path, who, landing.final_text)
-                                            + (f"\n\n{landing.summary}" if landing.summary else ""))],
-                          editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+        return creation(ctx, "Write", path, who, inp.content, in_editor=True, done=_created(path))
     old_text = await read_from_client(ctx, path, who)
     stale = client_staleness(ctx, path, who, old_text)
     if stale is not None:
         raise stale[0]
     enc = Encoding("utf-8", crlf=is_crlf(old_text))
     new_text = from_model(inp.content, enc) if "\r\n" not in inp.content else inp.content
-    landing = await review(ctx, "Write", path, old_text, new_text, raw_input)
-    before = await diagnostics_snapshot(ctx, path) if diagnose else None  # only once approved
-    await require_unchanged_during_review(ctx, path, who, old_text, "Write")
-    await write_to_client(ctx, path, who, landing.final_text, old_text)
-    d = make_diff(old_text, landing.final_text, who)
-    text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
-            + (f"; kept {enc.describe()}" if enc.crlf else "") + ")." + not_saved_note(path, who, landing.final_text))
-    out = ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
-                     editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
-    return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
+
+    async def land(landing: Landing) -> ToolOutput:
+        before = await diagnostics_snapshot(ctx, path) if diagnose else None  # only once approved
+        await require_unchanged_during_review(ctx, path, who, old_text, "Write")
+        await write_to_client(ctx, path, who, landing.final_text, old_text)
+        d = make_diff(old_text, landing.final_text, who)
+        text = (f"The file {who} has been overwritten ({d.added} lines added, {d.removed} removed"
+                + (f"; kept {enc.describe()}" if enc.crlf else "") + ")."
+                + not_saved_note(path, who, landing.final_text))
+        out = ToolOutput(blocks=[TextBlock(text + (f"\n\n{landing.summary}" if landing.summary else ""))],
+                         editor_content=landing.editor_content, metadata={"subject": str(path), "source": "editor"})
+        return await with_new_diagnostics(ctx, path, before, out) if diagnose else out
+
+    return Proposal(path, old_text, new_text, land)
