@@ -16,7 +16,13 @@ taken at the rewind) is not clobbered: it is reported in ``conflicts`` and left 
 handed an ACP editor with ``fs/write_text_file`` is recorded per turn (``Checkpoint.editor``: the editor's
 text before, the text handed over; kept in files beside ``checkpoints.json``) and handed back the same way
 after the disk restore (``restoredInEditor``; docs/orchestration.md). Message ids are
-returned by each ``session/prompt`` in ``_meta.sidecar.userMessageId``. Checkpoints beyond
+returned by each ``session/prompt`` in ``_meta.sidecar.userMessageId``.
+
+Each writing tool call's snapshot is kept under its tool call id (``Checkpoint.tool_calls``): a rewind or
+compare with ``toolCallId`` goes back to the snapshot before that call (files only; the call's completed
+update carries ``metadata.restore_point``). ``_sidecar/sessions/compare`` (``services["compare"]``) answers
+what the same rewind of the files would change, per file, with the checkpoint's text and the current one,
+and writes nothing. Checkpoints beyond
 ``MAX_CHECKPOINTS`` are dropped (oldest first) and their git objects pruned; repositories of sessions
 untouched for 30 days are removed when a session starts.
 """
