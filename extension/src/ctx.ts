@@ -80,7 +80,6 @@ export class Ctx implements vscode.Disposable {
     this.sessions.sessionId = extCtx.workspaceState.get<string>(LAST_SESSION_KEY) ?? null;
     this.sessions.onSessionChanged = (id) => void extCtx.workspaceState.update(LAST_SESSION_KEY, id ?? undefined);
     this.status = new StatusItem();
-    this.sessions.onState = () => this.status.update(this.sessions.busy, this.pending.size);
     this.disposables.push(
       this.output,
       this.pending,
@@ -95,7 +94,7 @@ export class Ctx implements vscode.Disposable {
       }),
       vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.proposals, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this.reviews),
-      this.pending.onDidChange((n) => this.sessions.setPending(n)),
+      this.pending.onDidChange(() => this.showPending()),
       this.status,
       this.texts,
       this.files,
@@ -131,6 +130,7 @@ export class Ctx implements vscode.Disposable {
     const sessions = new Sessions(view, () => this.cwd(), readSettings().initialMode);
     chat.sessions = sessions;
     sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
+    sessions.onState = () => this.updateStatus();
     sessions.roots = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     return { chat, sessions };
   }
@@ -162,6 +162,22 @@ export class Ctx implements vscode.Disposable {
   /** The chat showing `sessionId` (what it asks goes there), else the side bar's. */
   chatFor(sessionId: string | undefined): ChatView {
     return this.chats().find((c) => sessionId && c.sessions.sessionId === sessionId)?.chat ?? this.chat;
+  }
+
+  /** The status bar item: working while any chat's turn runs, and what waits anywhere. */
+  private updateStatus(): void {
+    this.status?.update(this.chats().some((c) => c.sessions.busy), this.pending.size);
+  }
+
+  /** Each tab shows what waits in its session; the side bar the rest (its own, and any session no tab shows). */
+  private showPending(): void {
+    let tabs = 0;
+    for (const t of this.tabs) {
+      const n = this.pending.sizeOf(t.sessions.sessionId);
+      tabs += n;
+      t.sessions.setPending(n);
+    }
+    this.sessions.setPending(this.pending.size - tabs);
   }
 
   private anyChatVisible(): boolean {
@@ -542,7 +558,7 @@ export class Ctx implements vscode.Disposable {
         } finally {
           linked.dispose();
         }
-      });
+      }, sessionId);
     let wasRunning = false;
     this.clientDisposables.push(
       // Each chat takes its own session's updates (Sessions.onUpdate drops the others).

@@ -3,6 +3,8 @@ import * as vscode from 'vscode';
 
 export class Pending implements vscode.Disposable {
   private count = 0;
+  /** By session: each chat counts what waits in the session it shows (an editor tab's are its own). */
+  private readonly bySession = new Map<string, number>();
   private readonly emitter = new vscode.EventEmitter<number>();
   readonly onDidChange = this.emitter.event;
 
@@ -10,14 +12,26 @@ export class Pending implements vscode.Disposable {
     return this.count;
   }
 
-  async track<T>(work: () => Thenable<T> | Promise<T>): Promise<T> {
-    this.count += 1;
-    this.emitter.fire(this.count);
+  /** What waits in `sessionId`. */
+  sizeOf(sessionId: string | null | undefined): number {
+    return sessionId ? (this.bySession.get(sessionId) ?? 0) : 0;
+  }
+
+  async track<T>(work: () => Thenable<T> | Promise<T>, sessionId?: string): Promise<T> {
+    const add = (n: number): void => {
+      this.count += n;
+      if (sessionId) {
+        const left = (this.bySession.get(sessionId) ?? 0) + n;
+        if (left > 0) this.bySession.set(sessionId, left);
+        else this.bySession.delete(sessionId);
+      }
+      this.emitter.fire(this.count);
+    };
+    add(1);
     try {
       return await work();
     } finally {
-      this.count -= 1;
-      this.emitter.fire(this.count);
+      add(-1);
     }
   }
 

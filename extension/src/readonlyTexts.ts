@@ -14,7 +14,15 @@ export class ReadonlyTexts implements vscode.TextDocumentContentProvider, vscode
   private n = 0;
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.path) ?? '';
+    return this.texts.get(uri.query ? `${uri.path}?${uri.query}` : uri.path) ?? '';
+  }
+
+  /** Two texts of one file under one path (a diff between them is not shown as a rename), told apart by the query. */
+  private putPair(name: string, left: string, right: string, [leftTag, rightTag]: [string, string]): [vscode.Uri, vscode.Uri] {
+    const p = `/${++this.n}/${name}`;
+    this.texts.set(`${p}?${leftTag}`, left);
+    this.texts.set(`${p}?${rightTag}`, right);
+    return [vscode.Uri.from({ scheme: READONLY_SCHEME, path: p, query: leftTag }), vscode.Uri.from({ scheme: READONLY_SCHEME, path: p, query: rightTag })];
   }
 
   private put(name: string, text: string): vscode.Uri {
@@ -42,9 +50,9 @@ export class ReadonlyTexts implements vscode.TextDocumentContentProvider, vscode
     const binary = result.files.filter((f) => f.binary).map((f) => rel(f.path));
     const kept = result.conflicts.map((c) => `${rel(c.path)} (${c.reason})`);
     const pairs = shown.map((f) => {
-      const base = path.basename(f.path) || 'file';
       const label = f.change === 'delete' ? 'created by the agent: a restore deletes it' : f.change === 'create' ? 'gone now: a restore brings it back' : '';
-      return { file: f, label, now: this.put(`now/${base}`, f.current ?? ''), then: this.put(`checkpoint/${base}`, f.checkpoint ?? '') };
+      const [now, then] = this.putPair(rel(f.path).replace(/^\/+/, ''), f.current ?? '', f.checkpoint ?? '', ['now', 'checkpoint']);
+      return { file: f, label, now, then };
     });
     if (pairs.length === 1) {
       const [p] = pairs;
