@@ -20,7 +20,7 @@ returned by each ``session/prompt`` in ``_meta.sidecar.userMessageId``.
 
 Each writing tool call's snapshot is kept under its tool call id (``Checkpoint.tool_calls``): a rewind or
 compare with ``toolCallId`` goes back to the snapshot before that call (files only; the call's completed
-update carries ``metadata.restore_point``). ``_sidecar/sessions/compare`` (``services["compare"]``) answers
+update carries ``metadata.restore_point``). ``_sidecar/sessions/compare`` (``Checkpoints.compare``) answers
 what the same rewind of the files would change, per file, with the checkpoint's text and the current one,
 and writes nothing. Checkpoints beyond
 ``MAX_CHECKPOINTS`` are dropped (oldest first) and their git objects pruned; repositories of sessions
