@@ -493,13 +493,14 @@ class Checkpoints:
         restored: list[str] = []
         conflicts: list[dict[str, str]] = []
         root = self.repo.work_tree
+        earlier = self.repo.entries(plan.base, sorted(plan.agent - plan.others))
         for rel in sorted(plan.agent):
             path = root / rel
             if rel in plan.others:
                 conflicts.append({"path": str(path), "reason": "changed since the agent last wrote it; left as it is"})
                 continue
             try:
-                _put(path, self.repo.entry(plan.base, rel))
+                _put(path, earlier.get(rel))
             except (OSError, ShadowError, ToolError) as exc:
                 conflicts.append({"path": str(path), "reason": f"could not restore: {exc}"})
                 continue
@@ -516,13 +517,14 @@ class Checkpoints:
         files: list[dict[str, Any]] = []
         conflicts: list[dict[str, str]] = []
         root = self.repo.work_tree
+        earlier = self.repo.entries(plan.base, sorted(plan.agent - plan.others))
         for rel in sorted(plan.agent):
             path = root / rel
             if rel in plan.others:
                 conflicts.append({"path": str(path),
                                   "reason": "changed since the agent last wrote it; a restore leaves it as it is"})
                 continue
-            then = self.repo.entry(plan.base, rel)
+            then = earlier.get(rel)
             try:
                 now = _current(path)
             except OSError as exc:

@@ -107,16 +107,33 @@ class ShadowRepo:
         out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b)
         return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
-    def entry(self, commit: str, rel: str) -> tuple[str, bytes] | None:
-        """(mode, bytes) of ``rel`` in ``commit``; None when absent."""
-        out = self.git("ls-tree", "-z", commit, "--", rel)
-        if not out:
-            return None
-        meta = out.split(b"\t", 1)[0].split()
-        mode, kind = meta[0].decode(), meta[1].decode()
-        if kind != "blob":
-            return None
-        return mode, self.git("cat-file", "blob", meta[2].decode())
+    def entries(self, commit: str, rels: list[str]) -> dict[str, tuple[str, bytes]]:
+        """(mode, bytes) of each of ``rels`` in ``commit`` that it holds as a file, in two git processes
+        (``ls-tree`` of the paths, ``cat-file --batch`` of their blobs) instead of two per path."""
+        if not rels:
+            return {}
+        listed = self.git("ls-tree", "-z", "--full-tree", commit, "--", *rels)
+        wanted = set(rels)
+        found: list[tuple[str, str, str]] = []  # (path, mode, blob)
+        for record in listed.split(b"\0"):
+            if not record:
+                continue
+            meta, _, raw_path = record.partition(b"\t")
+            mode, kind, sha = meta.decode().split()
+            rel = os.fsdecode(raw_path)
+            if kind == "blob" and rel in wanted:
+                found.append((rel, mode, sha))
+        if not found:
+            return {}
+        out = self.git("cat-file", "--batch", input="".join(f"{sha}\n" for _, _, sha in found).encode())
+        result: dict[str, tuple[str, bytes]] = {}
+        at = 0
+        for rel, mode, _ in found:
+            end = out.index(b"\n", at)
+            size = int(out[at:end].split()[2])
+            result[rel] = (mode, out[end + 1:end + 1 + size])
+            at = end + 1 + size + 1  # the blob, then its newline
+        return result
 
     def drop(self, ref: str) -> None:
         self.git("update-ref", "-d", ref, check=False)
