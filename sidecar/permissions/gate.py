@@ -51,6 +51,16 @@ class UserAnswer:
     feedback: str | None = None
     cancelled: bool = False
     option_id: str | None = None
+    # What the model is told when it is a refusal, when the question has its own words for it (an edit
+    # review: "The user rejected your edit to …", a proposal voided by a change on disk); None: the
+    # general ``rejection_message``. ``reason``: the audit record's reason, when not the option chosen.
+    message: str | None = None
+    reason: str | None = None
+
+
+# Asks the user about a request: the gate's own question (``PermissionGate.ask_user``) or one a caller
+# brings (the edit review's diff question); ``require`` decides before it and audits and enforces after.
+Asker = Callable[[PermissionRequest, "CallContext"], Awaitable[UserAnswer]]
 
 
 # ACP ToolKind of a permission question whose call has no tool kind of its own.
@@ -172,20 +182,21 @@ class PermissionGate:
         return lambda path: any(path_rule_matches(spec, path, pctx) for spec in specs)
 
     # ---- deciding ---------------------------------------------------------------------------
-    async def require(self, request: PermissionRequest, ctx: CallContext) -> Decision:
+    async def require(self, request: PermissionRequest, ctx: CallContext, ask: Asker | None = None) -> Decision:
+        """The one asking path: decide, audit, and when the verdict is "ask" ask (``ask``, default the
+        gate's own question), audit the answer and raise ToolError on a refusal."""
         decision = self.decide(request, ctx.hook_verdict)
         self.audit_decision(request, ctx, decision)
         if decision.verdict == "allow":
             return decision
         if decision.verdict == "deny":
             raise ToolError(denial_message(request, decision))
-        answer = await self.ask_user(request, ctx)
-        user = Decision("allow" if answer.allowed else "deny",
-                        "user cancelled" if answer.cancelled else f"user chose {answer.option_id}",
-                        decided_by="user")
+        answer = await (ask or self.ask_user)(request, ctx)
+        reason = answer.reason or ("user cancelled" if answer.cancelled else f"user chose {answer.option_id}")
+        user = Decision("allow" if answer.allowed else "deny", reason, decided_by="user")
         self.audit_decision(request, ctx, user, always=answer.always, feedback=answer.feedback)
         if not answer.allowed:
-            raise ToolError(rejection_message(answer))
+            raise ToolError(answer.message or rejection_message(answer))
         return user
 
     def decide(self, request: PermissionRequest, hook: HookVerdict | None = None) -> Decision:

@@ -1,8 +1,9 @@
 """The review of a proposed edit: approve exactly what was shown, never lose the user's work.
 
-The file tools (Edit, Write, NotebookEdit) call ``review_edit`` with the file's current text and the
-proposed text, before writing anything. It decides with the gate (rules, hooks, mode) and, when the
-user must decide, asks:
+The file tools (Edit, Write, NotebookEdit) call ``review_edit`` from their ``check_permission`` step with
+the file's current text and the proposed text, before writing anything. It goes through the gate's one
+asking path (``PermissionGate.require``: decide with rules, hooks and mode, audit) with its own question
+for when the user must decide:
 
 - clients that advertise ``reviewEdit`` get ``_sidecar/review_edit`` (docs/contract.md §3.3): the user accepts
   the whole proposal, some hunks, their own changed version (``finalText``), or rejects it with feedback;
@@ -23,15 +24,12 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from sidecar.errors import ClientRequestError, ToolError
-from sidecar.permissions.gate import CallContext, denial_message, rejection_message
+from sidecar.permissions.gate import CallContext, UserAnswer, rejection_message
 from sidecar.permissions.request import PermissionRequest
 from sidecar.workspace.diffs import apply_hunks, make_diff
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -102,36 +100,50 @@ async def review_edit(ctx: CallContext, path: Path, old_text: str | None, new_te
         raw_input=raw_input if raw_input is not None else {"file_path": str(path)},
         paths=[path], suggested_rule=suggested_edit_rule(path, session.cwd), content=content,
     )
-    decision = gate.decide(request, ctx.hook_verdict)
-    gate.audit_decision(request, ctx, decision)
-    if decision.verdict == "deny":
-        raise ToolError(denial_message(request, decision))
-    if decision.verdict == "allow":
-        # Applied without asking (acceptEdits, bypass, a rule or a hook), and still shown.
-        await session.send_update({"sessionUpdate": "tool_call_update", "toolCallId": ctx.tool_call_id,
-                                   "status": "in_progress", "content": content})
-        return ReviewOutcome(True, new_text, "", editor_content=content)
-    before = disk_fingerprint(path)  # only a question waits on the user, so only then can disk move
+    answered: list[ReviewOutcome] = []
 
-    if session.has_client_capability("reviewEdit"):
-        diff = make_diff(old_text, new_text, shown)  # only the review question shows hunks
-        outcome = await _ask_review(ctx, path, old_text, new_text, diff.unified, diff.hunk_dicts(), request)
-    else:
-        answer = await gate.ask_user(request, ctx)
-        if answer.allowed:
-            outcome = ReviewOutcome(True, new_text, "", editor_content=content)
+    async def ask(request: PermissionRequest, ctx: CallContext) -> UserAnswer:
+        """The review question: the diff with hunks (``reviewEdit``) or a permission question with it."""
+        before = disk_fingerprint(path)  # only a question waits on the user, so only then can disk move
+        if session.has_client_capability("reviewEdit"):
+            diff = make_diff(old_text, new_text, shown)  # only the review question shows hunks
+            outcome = await _ask_review(ctx, path, old_text, new_text, diff.unified, diff.hunk_dicts(), request)
         else:
-            outcome = _refused(path, answer.cancelled, answer.feedback)
-    if outcome.approved and disk_fingerprint(path) != before:
-        outcome = ReviewOutcome(False, None, (
-            f"{shown} was changed on disk (by the user or another program) while your edit was being "
-            "reviewed, so nothing was written: the approval was for a version of the file that no longer "
-            "exists. Read the file again and propose the change against its current content."),
-            landed="void")
-    session.audit("edit_review", tool=tool_name, toolCallId=ctx.tool_call_id, path=str(path),
-                  landed=outcome.landed, approved=outcome.approved, acceptedHunks=outcome.accepted_hunks,
-                  feedback=outcome.feedback)
-    return outcome
+            outcome = _answered(path, old_text, new_text, await gate.ask_user(request, ctx))
+        if outcome.approved and disk_fingerprint(path) != before:
+            outcome = ReviewOutcome(False, None, (
+                f"{shown} was changed on disk (by the user or another program) while your edit was being "
+                "reviewed, so nothing was written: the approval was for a version of the file that no longer "
+                "exists. Read the file again and propose the change against its current content."),
+                landed="void")
+        session.audit("edit_review", tool=tool_name, toolCallId=ctx.tool_call_id, path=str(path),
+                      landed=outcome.landed, approved=outcome.approved, acceptedHunks=outcome.accepted_hunks,
+                      feedback=outcome.feedback)
+        answered.append(outcome)
+        return UserAnswer(allowed=outcome.approved, feedback=outcome.feedback,
+                          cancelled=outcome.landed == "cancelled", option_id=outcome.landed,
+                          message=None if outcome.approved else outcome.summary_for_model,
+                          reason=f"review: {outcome.landed}")
+
+    try:
+        await gate.require(request, ctx, ask=ask)
+    except ToolError:
+        if answered:  # the user's refusal, or a void proposal: returned, for the caller to raise
+            return answered[0]
+        raise  # refused by a rule, a hook or the mode
+    if answered:
+        return answered[0]
+    # Applied without asking (acceptEdits, bypass, a rule or a hook), and still shown.
+    await session.send_update({"sessionUpdate": "tool_call_update", "toolCallId": ctx.tool_call_id,
+                               "status": "in_progress", "content": content})
+    return ReviewOutcome(True, new_text, "", editor_content=content)
+
+
+def _answered(path: Path, old_text: str | None, new_text: str, answer: UserAnswer) -> ReviewOutcome:
+    """The outcome of a plain permission question about the whole proposal."""
+    if answer.allowed:
+        return ReviewOutcome(True, new_text, "", editor_content=[diff_content(path, old_text, new_text)])
+    return _refused(path, answer.cancelled, answer.feedback)
 
 
 async def _ask_review(ctx: CallContext, path: Path, old_text: str | None, new_text: str, unified: str,
@@ -143,10 +155,7 @@ async def _ask_review(ctx: CallContext, path: Path, old_text: str | None, new_te
         result = await session.client.review_edit(params)
     except ClientRequestError as exc:
         log.warning("_sidecar/review_edit failed (%s); asking with a permission request", exc.detail)
-        answer = await session.permissions.ask_user(request, ctx)
-        if answer.allowed:
-            return ReviewOutcome(True, new_text, "", editor_content=[diff_content(path, old_text, new_text)])
-        return _refused(path, answer.cancelled, answer.feedback)
+        return _answered(path, old_text, new_text, await session.permissions.ask_user(request, ctx))
     return interpret_review_result(path, old_text, new_text, result if isinstance(result, dict) else {},
                                    hunk_count=len(hunks))
 
@@ -207,8 +216,6 @@ def interpret_review_result(path: Path, old_text: str | None, new_text: str, res
 
 def _refused(path: Path, cancelled: bool, feedback: str | None) -> ReviewOutcome:
     if cancelled:
-        from sidecar.permissions.gate import UserAnswer
-
         return ReviewOutcome(False, None, rejection_message(UserAnswer(allowed=False, cancelled=True)),
                              landed="cancelled")
     msg = f"The user rejected your edit to {path.as_posix()}; nothing was written."
