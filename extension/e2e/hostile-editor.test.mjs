@@ -35,6 +35,9 @@ const listener = http.createServer((req, res) => {
   res.end('{"type":"error","error":{"type":"not_found_error","message":"hostile"}}');
 });
 
+/** How many times the extension started the agent so far (its log's "starting … serve" lines). */
+const starts = () => (h.extensionLog().match(/starting .* -I -m sidecar serve/g) ?? []).length;
+
 const markers = () => fs.readdirSync(hostile).filter((f) => f.startsWith('MARKER-'));
 const noneRan = (when) => {
   assert.deepEqual(markers(), [], `${when}: none of the repository's programs ran`);
@@ -79,13 +82,13 @@ after(async () => {
 });
 
 test('a hostile repository chooses nothing: not the interpreter, not the endpoint, not the mode, not the model', async () => {
-  const starts = (h.extensionLog().match(/starting .* -I -m sidecar serve/g) ?? []).length;
+  const initial = starts();
   await h.openFolder(hostile);
   // 1. The trust dialog is open; the extension has activated in Restricted Mode and the agent started.
   const dialog = page.locator('.monaco-dialog-box');
   await dialog.waitFor({ state: 'visible', timeout: 90000 });
-  await h.waitForLog(/starting .* -I -m sidecar serve/, { count: starts + 1 });
-  await h.waitForLog(/agent capabilities:/, { count: starts + 1 });
+  await h.waitForLog(/starting .* -I -m sidecar serve/, { count: initial + 1 });
+  await h.waitForLog(/agent capabilities:/, { count: initial + 1 });
   await h.screenshot('trust-dialog-open');
   // (In Restricted Mode VS Code itself withholds the workspace's values of restrictedConfigurations.)
   assert.match(h.extensionLog(), /workspace trust: Restricted Mode/);
@@ -116,7 +119,7 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   assert.deepEqual(hits, [], 'the repository\'s endpoint got no request in Restricted Mode');
 
   // 3. Trusted: the extension asks about the repository's endpoint, naming its host; "keep mine".
-  const before = (h.extensionLog().match(/starting .* -I -m sidecar serve/g) ?? []).length;
+  const before = starts();
   await runCommand(page, 'Workspaces: Manage Workspace Trust');
   await page.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust$/ }).first().click();
   const question = page.locator('.monaco-dialog-box', { hasText: `send your API key and prompts to 127.0.0.1:${listener.address().port}` });
@@ -126,6 +129,11 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   await question.locator('.monaco-button', { hasText: 'Keep My Endpoint' }).click();
   await h.waitForLog(/starting .* -I -m sidecar serve/, { count: before + 1 });
   await h.waitForLog(/agent capabilities:/, { count: before + 1 });
+  // The grant fires the trust event and a settings change: the second of the two finds the agent started
+  // with the trusted settings already and does not restart it (it did, and the restart re-opened the chat
+  // under the next steps: a palette closed, a dialog over Send).
+  await h.waitForLog(/(workspace trust granted|settings changed): the agent already runs with these settings; not restarted/);
+  assert.equal(starts(), before + 1, 'the agent started exactly once after the grant');
   assert.match(h.extensionLog(), /workspace trust: trusted/);
   assert.match(h.extensionLog(), /ignored from the workspace's settings \(only User settings choose these\): sidecar\.initialMode \(bypassPermissions\), sidecar\.model, sidecar\.smallModel, sidecar\.effort$/m);
   assert.match(h.extensionLog(), /the workspace's endpoint 127\.0\.0\.1:\d+: not used/);
@@ -139,9 +147,11 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   await chat.locator('#send').click();
   const writeCard = chat.locator('.tool-card', { hasText: 'name.txt' }).last();
   const allow = writeCard.locator('.approval button[data-kind="allow_once"]');
-  // Writing outside the roots is asked first (the sidecar's rule); then the review opens.
-  await allow.click({ timeout: 60000 }).catch(() => undefined);
+  // Writing outside the roots may be asked first (the sidecar's rule); then the review opens. Whichever
+  // shows first is what happens (waiting out the question that does not come took a minute).
   const tab = page.locator('.tab', { hasText: 'OUTSIDE the workspace' });
+  const asked = await Promise.race([allow.waitFor({ timeout: 60000 }).then(() => true), tab.waitFor({ timeout: 60000 }).then(() => false)]);
+  if (asked) await allow.click();
   await tab.waitFor({ timeout: 60000 });
   await h.screenshot('review-outside-workspace');
   const title = await tab.getAttribute('title') ?? (await tab.textContent());
@@ -159,4 +169,5 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   noneRan('trusted window');
   assert.deepEqual(hits.filter((x) => x.apiKey || x.authorization), [], 'the key never reached the repository\'s endpoint');
   assert.deepEqual(hits, [], 'the repository\'s endpoint got no request at all');
+  assert.equal(starts(), before + 1, 'no restart during the trusted turn');
 });

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { CancellationToken } from 'vscode';
-import { LanguageClient, type LanguageClientOptions, type ServerOptions, State } from 'vscode-languageclient/node';
+import { LanguageClient, type LanguageClientOptions, MessageType, type ServerOptions, ShowMessageNotification, State } from 'vscode-languageclient/node';
 import { askUser } from './handlers/askUser';
 import { diagnostics, lspQuery } from './handlers/lspQuery';
 import { requestPermission } from './handlers/permission';
@@ -36,6 +36,7 @@ import { AGENT_DIST, basePythonCandidates, cleanEnv, expandHome, expandVariables
 import { FileIndex } from './fileIndex';
 import { problemsItem, TerminalLog } from './editorContext';
 import { READONLY_SCHEME, ReadonlyTexts } from './readonlyTexts';
+import { RestartQueue } from './restartQueue';
 import { StatusItem } from './statusItem';
 import { readSettings, readWorkspaceScoped, type Settings, sidecarSettings, sidecarWorkspaceSettings, type WorkspaceScoped } from './settings';
 
@@ -100,7 +101,22 @@ export class Ctx implements vscode.Disposable {
       this.files,
       this.terminals,
       vscode.workspace.registerTextDocumentContentProvider(READONLY_SCHEME, this.texts),
+      // Once, not per client: a grant that arrives while the agent restarts is not lost.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
     );
+  }
+
+  /**
+   * An interpreter or endpoint the workspace names may now be offered (asked first): start again so the
+   * question is asked; otherwise the running agent is told. A start under way may have read the old trust:
+   * the restart queue starts again only if it did.
+   */
+  private onTrustGranted(): void {
+    const offers = this.workspaceOffers();
+    this.output.info(`workspace trust granted${offers ? ' (the workspace names an interpreter or an endpoint)' : ''}`);
+    const client = this.client;
+    if (!offers && client?.isRunning()) void client.sendNotification(WorkspaceTrust.method, { trusted: true }).catch(() => undefined);
+    else void this.restartIfChanged('workspace trust granted');
   }
 
   cwd(): string {
@@ -233,10 +249,16 @@ export class Ctx implements vscode.Disposable {
     return dir;
   }
 
+  /** What a start reads (compared by the restart queue: an unchanged one needs no restart). */
+  private startInputs(): { settings: Settings; scoped: WorkspaceScoped; trusted: boolean } {
+    return { settings: readSettings(), scoped: readWorkspaceScoped(), trusted: vscode.workspace.isTrusted };
+  }
+
   async start(): Promise<void> {
-    const settings = this.withRememberedPython(readSettings());
-    const scoped = readWorkspaceScoped();
-    const trusted = vscode.workspace.isTrusted;
+    const inputs = this.startInputs();
+    this.restarts.started(JSON.stringify(inputs));
+    const settings = this.withRememberedPython(inputs.settings);
+    const { scoped, trusted } = inputs;
     const remote = vscode.env.remoteName;
     const seen = vscode.workspace.getConfiguration('sidecar').inspect<string>('pythonPath');
     this.output.info(
@@ -315,6 +337,34 @@ export class Ctx implements vscode.Disposable {
     this.panelVisible = undefined;
     this.panelVisibility(this.anyChatVisible());
     await this.attachAll(this.connection(client));
+    // After the reopened session's replay (which clears the transcript), so the notices stay in view.
+    this.attachedClient = client;
+    for (const n of this.agentNotices.splice(0)) this.postToChats(n);
+  }
+
+  /** The client whose session is attached to the panel (notices of the agent wait for it). */
+  private attachedClient: LanguageClient | undefined;
+  private agentNotices: ToView[] = [];
+
+  /**
+   * `window/showMessage` from the agent (e.g. the extension's version does not fit it: docs/packaging.md):
+   * a notification with "Show Log", the log, and a notice in the panel. Replaces languageclient's own toast.
+   */
+  private onShowMessage(client: LanguageClient, type: MessageType, message: string): void {
+    const error = type === MessageType.Error;
+    const warning = error || type === MessageType.Warning;
+    if (error) this.output.error(message);
+    else if (warning) this.output.warn(message);
+    else this.output.info(message);
+    const shown = error ? vscode.window.showErrorMessage(message, 'Show Log') : warning ? vscode.window.showWarningMessage(message, 'Show Log') : vscode.window.showInformationMessage(message, 'Show Log');
+    void shown.then((c) => c && this.output.show());
+    const notice: ToView = { type: 'notice', level: warning ? 'warning' : 'info', text: message };
+    if (this.attachedClient === client) this.postToChats(notice);
+    else this.agentNotices.push(notice);
+  }
+
+  private postToChats(m: ToView): void {
+    for (const c of this.chats()) c.chat.post(m);
   }
 
   /** An authentication failure: one notification naming the key and endpoint, with Set API Key. */
@@ -580,14 +630,9 @@ export class Ctx implements vscode.Disposable {
         }),
       ),
       client.onNotification(Notify.method, (p) => this.onNotify(p)),
+      client.onNotification(ShowMessageNotification.type, (p) => this.onShowMessage(client, p.type, p.message)),
       client.onNotification(ModelRetry.method, (p) => {
         for (const c of this.chats()) c.sessions.onRetry(p);
-      }),
-      vscode.workspace.onDidGrantWorkspaceTrust(() => {
-        // An interpreter or endpoint the workspace names may now be offered (asked first): start again so
-        // the question is asked; otherwise the running agent is told.
-        if (this.workspaceOffers()) void this.restart();
-        else void client.sendNotification(WorkspaceTrust.method, { trusted: true });
       }),
       client.onRequest(AskUser.method, (p, token) => track(p.sessionId, token, (t) => askUser(p, t))),
       client.onRequest(LspQuery.method, (p, token) => lspQuery(p, token)),
@@ -608,6 +653,8 @@ export class Ctx implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.attachedClient = undefined;
+    this.agentNotices = [];
     for (const d of this.clientDisposables) d.dispose();
     this.clientDisposables = [];
     this.reviews.cancelAll();
@@ -621,24 +668,23 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
-  private restartRunning: Promise<void> | undefined;
-  private restartPending: Promise<void> | undefined;
-
-  /**
-   * Restarts run one after another, and one that has not begun absorbs later calls: granting trust both
-   * fires onDidGrantWorkspaceTrust and changes the effective settings, and one start must ask its questions.
-   */
-  restart(): Promise<void> {
-    if (this.restartPending) return this.restartPending;
-    const run = async (): Promise<void> => {
-      this.restartPending = undefined;
+  private readonly restarts = new RestartQueue(
+    async () => {
       await this.stop();
       await this.start();
-    };
-    const next = (this.restartRunning ?? Promise.resolve()).then(run, run);
-    this.restartPending = next;
-    this.restartRunning = next;
-    return next;
+    },
+    () => JSON.stringify(this.startInputs()),
+    (line) => this.output.info(line),
+  );
+
+  /** Stops and starts the agent, after any restart under way (a user's request: always runs). */
+  restart(): Promise<void> {
+    return this.restarts.restart();
+  }
+
+  /** A settings change or a trust grant: restarts only if what the agent starts with changed. */
+  restartIfChanged(why: string): Promise<void> {
+    return this.restarts.restartIfChanged(why);
   }
 
   dispose(): void {

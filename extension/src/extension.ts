@@ -34,7 +34,7 @@ export async function activate(extCtx: vscode.ExtensionContext): Promise<void> {
   extCtx.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('sidecar.pythonPath')) current.rememberUserPython();
-      if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void current.restart();
+      if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) void current.restartIfChanged('settings changed');
     }),
   );
   // Not awaited: a first start may spend minutes making the agent's environment (with its own progress).
