@@ -154,6 +154,13 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   if (asked) await allow.click();
   await tab.waitFor({ timeout: 60000 });
   await h.screenshot('review-outside-workspace');
+  // The chat card says it too, collapsed or not: a badge next to the file name, the whole path on hover.
+  const badge = writeCard.locator('.outside-badge');
+  await badge.waitFor({ state: 'visible', timeout: 10000 });
+  assert.equal(await badge.textContent(), 'outside the workspace');
+  assert.equal(await badge.getAttribute('title'), `${outsideFile} is outside the workspace folders`);
+  const box = await writeCard.boundingBox();
+  await h.screenshot('card-outside-badge', box ? { clip: { x: Math.max(0, box.x - 8), y: Math.max(0, box.y - 8), width: box.width + 16, height: box.height + 16 } } : {});
   const title = await tab.getAttribute('title') ?? (await tab.textContent());
   assert.ok(`${title}`.includes(outsideDir) || (await page.locator('.tab', { hasText: outsideDir }).count()) > 0, `the review's title names ${outsideDir}: ${title}`);
   // The warning: a toast, or (if the workbench kept it quiet) in the notification centre.

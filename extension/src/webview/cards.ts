@@ -12,6 +12,7 @@ import {
   compactDiff,
   type DiffLine,
   editDiff,
+  editOutsideRoots,
   type OutputPath,
   outputText,
   pathSegments,
@@ -63,6 +64,8 @@ interface Card {
   status: HTMLElement;
   /** Compare / Restore to the state before this call, once the sidecar says it is a restore point. */
   restore: HTMLElement;
+  /** "outside the workspace" on an Edit/Write of a file outside every root (shown collapsed too). */
+  outside: HTMLElement;
   approval: HTMLElement;
   decision: HTMLElement;
   body: HTMLElement;
@@ -125,7 +128,9 @@ export class Cards {
     const status = el('span', 'tool-status');
     const restore = el('span', 'restore-point');
     restore.hidden = true;
-    summary.append(el('span', 'dot'), text, status, restore);
+    const outside = el('span', 'outside-badge', 'outside the workspace');
+    outside.hidden = true;
+    summary.append(el('span', 'dot'), text, outside, status, restore);
     const approval = el('div', 'approval');
     approval.hidden = true;
     const decision = el('div', 'decision');
@@ -139,6 +144,7 @@ export class Cards {
       summary: text,
       status,
       restore,
+      outside,
       approval,
       decision,
       body,
@@ -368,6 +374,11 @@ export class Cards {
     if (toolName(s) === 'Task' && kids && s.status !== 'completed') text += ` — ${kids} tool call${kids === 1 ? '' : 's'} so far`;
     card.summary.textContent = text;
     card.summary.title = s.title;
+    const outside = editOutsideRoots(s, this.host.roots());
+    card.outside.hidden = !outside;
+    card.outside.title = outside ? `${outside} is outside the workspace folders` : '';
+    if (outside) card.el.dataset.outside = 'true';
+    else delete card.el.dataset.outside;
   }
 
   private renderBody(card: Card): void {

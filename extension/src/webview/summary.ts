@@ -45,6 +45,27 @@ export function relativePath(p: string, roots: readonly string[]): string {
   return path;
 }
 
+/** Whether `p` is inside one of `roots` (the same test `relativePath` makes). */
+export function insideRoots(p: string, roots: readonly string[]): boolean {
+  const path = norm(p);
+  return roots.some((r) => {
+    const root = norm(r);
+    return !!root && (path === root || path.startsWith(root + '/'));
+  });
+}
+
+/**
+ * The file an Edit, Write or NotebookEdit changes when it is outside every workspace root (the card says so
+ * with a badge, issue 25), else null. With no roots known there is no outside.
+ */
+export function editOutsideRoots(s: ToolState, roots: readonly string[]): string | null {
+  const tool = toolName(s);
+  if (tool !== 'Edit' && tool !== 'Write' && tool !== 'NotebookEdit') return null;
+  const p = s.rawInput[tool === 'NotebookEdit' ? 'notebook_path' : 'file_path'];
+  if (typeof p !== 'string' || !p || !roots.some((r) => norm(r))) return null;
+  return insideRoots(p, roots) ? null : p;
+}
+
 /** A path as the cards show it: the file name, then the folder it is in (dimmed), both workspace-relative. */
 export function splitPath(p: string, roots: readonly string[]): { name: string; dir: string } {
   const rel = relativePath(p, roots);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { fuzzyFilter, withFolders } from '../../src/fuzzy';
 import { atBottom, ScrollFollower } from '../../src/webview/scroll';
-import { capLines, compactDiff, diffStats, lineDiff, pathSegments, relativePath, shortPath, splitPath, type ToolState, tokenSize, toolSummary, userDecisionOf } from '../../src/webview/summary';
+import { capLines, compactDiff, diffStats, editOutsideRoots, lineDiff, pathSegments, relativePath, shortPath, splitPath, type ToolState, tokenSize, toolSummary, userDecisionOf } from '../../src/webview/summary';
 
 const roots = ['/home/u/shop'];
 const card = (over: Partial<ToolState>): ToolState => ({ id: 't', title: '', kind: 'other', status: 'completed', rawInput: {}, content: [], ...over });
@@ -19,6 +19,20 @@ describe('paths', () => {
     expect(relativePath('/etc/hosts', roots)).toBe('/etc/hosts');
     expect(relativePath('/home/u/shopping/x.py', roots)).toBe('/home/u/shopping/x.py');
     expect(relativePath('C:\\w\\src\\a.ts', ['C:\\w'])).toBe('src/a.ts');
+  });
+});
+
+describe('the outside-the-workspace badge', () => {
+  it('marks an Edit, Write or NotebookEdit of a file outside every root, and nothing else', () => {
+    expect(editOutsideRoots(card({ tool: 'Write', rawInput: { file_path: '/home/u/notes/x.txt', content: 'a' } }), roots)).toBe('/home/u/notes/x.txt');
+    expect(editOutsideRoots(card({ tool: 'Edit', rawInput: { file_path: '/home/u/shopping/x.py', old_string: 'a', new_string: 'b' } }), roots)).toBe('/home/u/shopping/x.py');
+    expect(editOutsideRoots(card({ tool: 'NotebookEdit', rawInput: { notebook_path: '/tmp/n.ipynb' } }), roots)).toBe('/tmp/n.ipynb');
+    // inside, a second root, a read, no roots known, no path: no badge
+    expect(editOutsideRoots(card({ tool: 'Write', rawInput: { file_path: '/home/u/shop/x.txt', content: 'a' } }), roots)).toBeNull();
+    expect(editOutsideRoots(card({ tool: 'Edit', rawInput: { file_path: '/srv/lib/y.py' } }), [...roots, '/srv/lib/'])).toBeNull();
+    expect(editOutsideRoots(card({ tool: 'Read', rawInput: { file_path: '/etc/hosts' } }), roots)).toBeNull();
+    expect(editOutsideRoots(card({ tool: 'Write', rawInput: { file_path: '/etc/hosts', content: '' } }), [])).toBeNull();
+    expect(editOutsideRoots(card({ tool: 'Write', rawInput: {} }), roots)).toBeNull();
   });
 });
 
