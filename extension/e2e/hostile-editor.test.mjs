@@ -129,11 +129,10 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   await question.locator('.monaco-button', { hasText: 'Keep My Endpoint' }).click();
   await h.waitForLog(/starting .* -I -m sidecar serve/, { count: before + 1 });
   await h.waitForLog(/agent capabilities:/, { count: before + 1 });
-  // The grant fires the trust event and a settings change: the second of the two finds the agent started
-  // with the trusted settings already and does not restart it (it did, and the restart re-opened the chat
-  // under the next steps: a palette closed, a dialog over Send).
-  await h.waitForLog(/(workspace trust granted|settings changed): the agent already runs with these settings; not restarted/);
-  assert.equal(starts(), before + 1, 'the agent started exactly once after the grant');
+  // The grant fires the trust event and a settings change, in either order: one start for the two (a second
+  // one re-opened the chat under the next steps: a palette closed, a dialog over Send). Checked again at the
+  // end, once the trusted turn is over, when a second restart would have come long since.
+  assert.equal(starts(), before + 1, 'the agent started once after the grant');
   assert.match(h.extensionLog(), /workspace trust: trusted/);
   assert.match(h.extensionLog(), /ignored from the workspace's settings \(only User settings choose these\): sidecar\.initialMode \(bypassPermissions\), sidecar\.model, sidecar\.smallModel, sidecar\.effort$/m);
   assert.match(h.extensionLog(), /the workspace's endpoint 127\.0\.0\.1:\d+: not used/);
@@ -176,5 +175,5 @@ test('a hostile repository chooses nothing: not the interpreter, not the endpoin
   noneRan('trusted window');
   assert.deepEqual(hits.filter((x) => x.apiKey || x.authorization), [], 'the key never reached the repository\'s endpoint');
   assert.deepEqual(hits, [], 'the repository\'s endpoint got no request at all');
-  assert.equal(starts(), before + 1, 'no restart during the trusted turn');
+  assert.equal(starts(), before + 1, 'the agent started exactly once after the grant: no restart during the trusted turn');
 });
