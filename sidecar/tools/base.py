@@ -156,7 +156,9 @@ class Tool(ABC, Generic[InputT]):
     def is_read_only(self, inp: InputT) -> bool:
         return False
 
-    def is_concurrency_safe(self, inp: InputT) -> bool:
+    def is_concurrency_safe(self, inp: InputT, ctx: ToolContext) -> bool:
+        """Whether the call may run beside its neighbours. Asked synchronously on the event loop, before
+        ``validate``; what it works out may be kept in ``ctx.prepared`` for ``prepare``."""
         return self.is_read_only(inp)
 
     def may_write(self, inp: InputT, ctx: ToolContext) -> bool:

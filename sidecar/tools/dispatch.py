@@ -116,15 +116,31 @@ class Dispatcher:
         self.agent_label = agent_label
         self.parent_tool_call_id = parent_tool_call_id  # the Task call a sub-agent runs under
         self.spawn_agent = spawn_agent
-        # What ``announce`` showed the editor, by call id, until ``run`` hands it to the call's context.
-        self._shown: dict[str, dict[str, Any]] = {}
+        # Each call's context from the first step that sees it (``announce``, ``is_concurrency_safe``)
+        # until ``run`` takes it: what was learned there (the editor's view of the call, a command's
+        # analysis) is not worked out again.
+        self._contexts: dict[str, ToolContext] = {}
+
+    def _context(self, call: ToolCall) -> ToolContext:
+        ctx = self._contexts.get(call.id)
+        if ctx is None:
+            async def progress(text: str) -> None:
+                await self.session.send_update({
+                    "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress",
+                    "content": [{"type": "content", "content": {"type": "text", "text": redact(text)}}],
+                })
+
+            ctx = self._contexts[call.id] = ToolContext(
+                session=self.session, tool_call_id=call.id, agent_label=self.agent_label, _progress=progress,
+                spawn_agent=self.spawn_agent, shown=self.registry.describe_call(call.name, call.input))
+        return ctx
 
     def is_concurrency_safe(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name)
         if tool is None:
             return True  # fails fast without side effects
         try:
-            return tool.is_concurrency_safe(tool.Input.model_validate(call.input))
+            return tool.is_concurrency_safe(tool.Input.model_validate(call.input), self._context(call))
         except (ValidationError, ToolError):
             return True
         except Exception:
@@ -132,7 +148,7 @@ class Dispatcher:
 
     async def announce(self, call: ToolCall) -> None:
         """Tell the editor a call exists (status pending) as soon as the model finished it."""
-        shown = self._shown[call.id] = self.registry.describe_call(call.name, call.input)
+        shown = self._context(call).shown
         title = str(shown["title"])
         if self.agent_label:
             title = f"[{self.agent_label}] {title}"
@@ -154,19 +170,9 @@ class Dispatcher:
         started = time.time()
         started_monotonic = time.monotonic()  # the duration survives a wall-clock step
         tool = self.registry.get(call.name)
-        streamed: list[str] = []
-
-        async def progress(text: str) -> None:
-            streamed.append(text)
-            await self.session.send_update({
-                "sessionUpdate": "tool_call_update", "toolCallId": call.id, "status": "in_progress",
-                "content": [{"type": "content", "content": {"type": "text", "text": redact(text)}}],
-            })
-
         writes = True  # until the tool, having checked the call, says it cannot write
-        shown = self._shown.pop(call.id, None) or self.registry.describe_call(call.name, call.input)
-        ctx = ToolContext(session=self.session, tool_call_id=call.id, agent_label=self.agent_label,
-                          _progress=progress, spawn_agent=self.spawn_agent, shown=shown)
+        ctx = self._context(call)
+        del self._contexts[call.id]
         inp: ToolInput | None = None
         prepared = ran = False  # ``abandon`` is owed when the call was prepared and never ran
         try:

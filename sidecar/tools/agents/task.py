@@ -92,7 +92,7 @@ class Task(Tool[TaskInput]):
         agent = self.agents.get(inp.subagent_type)
         return agent is not None and agent.is_read_only(self._available())
 
-    def is_concurrency_safe(self, inp: TaskInput) -> bool:
+    def is_concurrency_safe(self, inp: TaskInput, ctx: ToolContext) -> bool:
         return inp.run_in_background or self.is_read_only(inp)
 
     async def validate(self, inp: TaskInput, ctx: ToolContext) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -173,6 +175,26 @@ class BashInput(ToolInput):
     )
 
 
+class _GitSettingsDeferred:
+    """Stands in for ``repo_programs`` on the event loop: answers "none" and notes that it was asked."""
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    def __call__(self, directory: Path) -> list[str]:
+        self.asked = True
+        return []
+
+
+@dataclass
+class _OnLoop:
+    """An analysis ``is_concurrency_safe`` made, and where: ``prepare`` keeps it if the shell is still there."""
+
+    analysis: Analysis
+    cwd: Path
+    roots: list[Path]
+
+
 class Bash(Tool[BashInput]):
     name: ClassVar[str] = "Bash"
     kind: ClassVar[ToolKind] = "execute"
@@ -192,18 +214,14 @@ class Bash(Tool[BashInput]):
 
     # ---- governance -----------------------------------------------------------------------
     @staticmethod
-    def _where(ctx: ToolContext) -> Where:
+    def _where(ctx: ToolContext, git_programs: Callable[[Path], list[str]] = repo_programs) -> Where:
         """Where the session's shell is; a git command is judged with its repository's own settings."""
-        return Where(shells_of(ctx.session).cwd, ctx.roots, git_programs=repo_programs)
-
-    def _analysis(self, inp: BashInput, ctx: ToolContext | None) -> Analysis:
-        return analyze(inp.command, Where(Path.cwd()) if ctx is None else self._where(ctx))
-
-    async def _analysis_off_loop(self, inp: BashInput, ctx: ToolContext) -> Analysis:
-        return await classify_off_loop(inp.command, self._where(ctx))
+        return Where(shells_of(ctx.session).cwd, ctx.roots, git_programs=git_programs)
 
     def is_read_only(self, inp: BashInput) -> bool:
-        return self._analysis(inp, None).read_only
+        # What a command reads depends on where it runs: ``is_concurrency_safe`` and ``may_write`` judge it
+        # with the session's shell; without one it counts as a change.
+        return False
 
     def may_write(self, inp: BashInput, ctx: ToolContext) -> bool:
         # The classification the gate judged (with the session's roots); a read-only command also runs in
@@ -211,10 +229,36 @@ class Bash(Tool[BashInput]):
         analysis = ctx.prepared
         return not (isinstance(analysis, Analysis) and analysis.read_only)
 
-    def is_concurrency_safe(self, inp: BashInput) -> bool:
+    def is_concurrency_safe(self, inp: BashInput, ctx: ToolContext) -> bool:
         # Asked synchronously by the agent loop: only short commands are classified here (a few ms);
-        # a longer one simply runs in order, and its classification happens off the loop.
-        return len(inp.command) <= CONCURRENCY_CHECK_CHARS and self.is_read_only(inp)
+        # a longer one simply runs in order, and its classification happens off the loop. The analysis
+        # is kept for ``prepare``, unless a git command in it needed its repository's settings (reading
+        # them runs git, which the loop must not wait for: ``prepare`` classifies it again with them).
+        if len(inp.command) > CONCURRENCY_CHECK_CHARS:
+            return False
+        git = _GitSettingsDeferred()
+        where = self._where(ctx, git)
+        analysis = analyze(inp.command, where)
+        if not git.asked:
+            ctx.prepared = _OnLoop(analysis, where.cwd, list(where.roots))
+        return analysis.read_only
+
+    async def prepare(self, inp: BashInput, ctx: ToolContext) -> None:
+        """The command's analysis, once per call: the one ``is_concurrency_safe`` made when it still holds
+        (same shell directory and roots), else made now off the loop."""
+        where = self._where(ctx)
+        early = ctx.prepared
+        if (isinstance(early, _OnLoop) and early.analysis.command == inp.command and early.cwd == where.cwd
+                and early.roots == list(where.roots)):
+            ctx.prepared = early.analysis
+        else:
+            ctx.prepared = await classify_off_loop(inp.command, where)
+
+    async def _analysis(self, inp: BashInput, ctx: ToolContext) -> Analysis:
+        if not isinstance(ctx.prepared, Analysis):  # a step driven without ``prepare`` (one tool by hand)
+            await self.prepare(inp, ctx)
+        analysis: Analysis = ctx.prepared
+        return analysis
 
     async def validate(self, inp: BashInput, ctx: ToolContext) -> None:
         if not inp.command.strip():
@@ -227,7 +271,7 @@ class Bash(Tool[BashInput]):
             )
 
     async def check_permission(self, inp: BashInput, ctx: ToolContext) -> None:
-        analysis = await self._analysis_off_loop(inp, ctx)
+        analysis = await self._analysis(inp, ctx)
         pending = [s for s in analysis.subcommands if s.cls != "read-only"]
         suggestion = None
         if pending and pending[0].words and "\n" not in inp.command:
@@ -247,13 +291,12 @@ class Bash(Tool[BashInput]):
                 f"this command is refused in every mode: {analysis.catastrophic}. "
                 "Do not try to run it another way"
             )
-        ctx.prepared = analysis
         await ctx.permissions.require(request, ctx)
 
     # ---- execution + presentation ---------------------------------------------------------
     async def run(self, inp: BashInput, ctx: ToolContext) -> ToolOutput:
         shells = shells_of(ctx.session)
-        analysis: Analysis = ctx.prepared or await self._analysis_off_loop(inp, ctx)
+        analysis = await self._analysis(inp, ctx)
         notes: list[str] = []
         policy = shells.sandbox_policy(
             network=analysis.worst == "network" or any(s.cls == "network" for s in analysis.subcommands),

@@ -93,7 +93,7 @@ class AskUserQuestion(Tool[AskUserQuestionInput]):
     def is_read_only(self, inp: AskUserQuestionInput) -> bool:
         return True
 
-    def is_concurrency_safe(self, inp: AskUserQuestionInput) -> bool:
+    def is_concurrency_safe(self, inp: AskUserQuestionInput, ctx: ToolContext) -> bool:
         return False  # one question card at a time
 
     async def validate(self, inp: AskUserQuestionInput, ctx: ToolContext) -> None:

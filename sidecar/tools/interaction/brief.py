@@ -35,7 +35,7 @@ class Brief(Tool[BriefInput]):
     def is_read_only(self, inp: BriefInput) -> bool:
         return True
 
-    def is_concurrency_safe(self, inp: BriefInput) -> bool:
+    def is_concurrency_safe(self, inp: BriefInput, ctx: ToolContext) -> bool:
         return False
 
     async def run(self, inp: BriefInput, ctx: ToolContext) -> ToolOutput:

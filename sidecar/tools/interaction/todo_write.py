@@ -68,7 +68,7 @@ class TodoWrite(Tool[TodoWriteInput]):
     def is_read_only(self, inp: TodoWriteInput) -> bool:
         return True  # touches nothing outside the session
 
-    def is_concurrency_safe(self, inp: TodoWriteInput) -> bool:
+    def is_concurrency_safe(self, inp: TodoWriteInput, ctx: ToolContext) -> bool:
         return False  # two lists in one turn: the later one wins, in call order
 
     async def validate(self, inp: TodoWriteInput, ctx: ToolContext) -> None:

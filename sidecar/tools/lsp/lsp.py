@@ -130,7 +130,7 @@ class LSPTool(Tool[LSPInput]):
     def is_read_only(self, inp: LSPInput) -> bool:
         return True
 
-    def is_concurrency_safe(self, inp: LSPInput) -> bool:
+    def is_concurrency_safe(self, inp: LSPInput, ctx: ToolContext) -> bool:
         return True
 
     async def validate(self, inp: LSPInput, ctx: ToolContext) -> None:

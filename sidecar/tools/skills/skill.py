@@ -99,7 +99,7 @@ class Skill(Tool[SkillInput]):
     def is_read_only(self, inp: SkillInput) -> bool:
         return True  # loading is free; its embedded commands are governed one by one
 
-    def is_concurrency_safe(self, inp: SkillInput) -> bool:
+    def is_concurrency_safe(self, inp: SkillInput, ctx: ToolContext) -> bool:
         return False
 
     async def validate(self, inp: SkillInput, ctx: ToolContext) -> None:

@@ -125,7 +125,7 @@ class WebFetch(Tool[WebFetchInput]):
     def is_read_only(self, inp: WebFetchInput) -> bool:
         return True
 
-    def is_concurrency_safe(self, inp: WebFetchInput) -> bool:
+    def is_concurrency_safe(self, inp: WebFetchInput, ctx: ToolContext) -> bool:
         return True
 
     async def validate(self, inp: WebFetchInput, ctx: ToolContext) -> None:

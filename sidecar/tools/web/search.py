@@ -137,7 +137,7 @@ class WebSearch(Tool[WebSearchInput]):
     def is_read_only(self, inp: WebSearchInput) -> bool:
         return True
 
-    def is_concurrency_safe(self, inp: WebSearchInput) -> bool:
+    def is_concurrency_safe(self, inp: WebSearchInput, ctx: ToolContext) -> bool:
         return True
 
     async def validate(self, inp: WebSearchInput, ctx: ToolContext) -> None:
