@@ -19,10 +19,14 @@ export class ReadonlyTexts implements vscode.TextDocumentContentProvider, vscode
 
   /** Two texts of one file under one path (a diff between them is not shown as a rename), told apart by the query. */
   private putPair(name: string, left: string, right: string, [leftTag, rightTag]: [string, string]): [vscode.Uri, vscode.Uri] {
-    const p = `/${++this.n}/${name}`;
-    this.texts.set(`${p}?${leftTag}`, left);
-    this.texts.set(`${p}?${rightTag}`, right);
-    return [vscode.Uri.from({ scheme: READONLY_SCHEME, path: p, query: leftTag }), vscode.Uri.from({ scheme: READONLY_SCHEME, path: p, query: rightTag })];
+    // the path is the file's own (the diff headers show its name and folder); the query makes it unique
+    const p = `/${name}`;
+    const n = ++this.n;
+    const uri = (tag: string, text: string): vscode.Uri => {
+      this.texts.set(`${p}?${n}.${tag}`, text);
+      return vscode.Uri.from({ scheme: READONLY_SCHEME, path: p, query: `${n}.${tag}` });
+    };
+    return [uri(leftTag, left), uri(rightTag, right)];
   }
 
   private put(name: string, text: string): vscode.Uri {
