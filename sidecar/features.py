@@ -2,8 +2,7 @@
 
 ``attach(core)`` is called once by the composition root (``sidecar.app.build_core``). It adds:
 
-- on session start: agent types, tool search, the observed read ledger with checkpoints and nested
-  memory, compaction, MCP servers, skills, the slash-command list;
+- on session start (once ``sidecar.app.build_session`` assembled it): MCP servers, the slash-command list;
 - before a prompt: workspace trust (the questions a new session did not ask: the workspace, each
   ``.mcp.json`` server; what the answer enables starts then), slash commands (``/compact``, ``/clear``,
   ``/model``, ``/<skill>``), the brief-mode
@@ -33,9 +32,6 @@ BUILTIN_COMMANDS = [
 
 
 def attach(core: SessionCore) -> None:
-    async def on_start(session: Session) -> None:
-        await start_session(core, session)
-
     async def before_prompt(turn: PromptTurn) -> dict[str, Any] | None:
         session = turn.session
         command = slash_command(turn.prompt)
@@ -86,7 +82,7 @@ def attach(core: SessionCore) -> None:
                     trust.granted_pending = True  # applied before the session's next prompt
                 trust.trusted = trusted
 
-    core.on_session_start.append(on_start)
+    core.on_session_start.append(start_session)
     core.before_prompt.insert(0, trust_first)
     core.before_prompt.append(before_prompt)
     core.after_prompt.append(after_prompt)
@@ -113,7 +109,9 @@ async def resolve_trust(session: Session) -> None:
         # Memory imports refused until now are read: the next request carries them (one prompt-cache
         # miss, once; the user asked for it by trusting).
         session.system_prompt = build_system_prompt(session.cwd, session.roots, allow=trust.import_allowed)
-        if not session.history:  # a defaultMode from the settings applies only before the first prompt
+        # A defaultMode the trusted settings bring applies only before the first prompt, and never over a
+        # mode the user chose (``session/set_mode``) meanwhile.
+        if not session.history and not session.mode_chosen:
             mode = session.permissions.initial_mode()
             if mode != session.mode:
                 await session.set_mode(mode, by="settings")
@@ -125,58 +123,14 @@ async def resolve_trust(session: Session) -> None:
         log.exception("MCP servers could not be started")
 
 
-async def start_session(core: SessionCore, session: Session) -> None:
-    from sidecar.agent.compaction import before_model_request
-    from sidecar.agent.loop import BEFORE_MODEL_REQUEST
-    from sidecar.memory.nested import NestedMemory
-    from sidecar.tools.agents.definitions import agent_types
-    from sidecar.tools.agents.task import Task
-    from sidecar.tools.dispatch import AFTER_TOOL_CALL, BEFORE_TOOL_CALL
-    from sidecar.tools.interaction.ask_user_question import NOTIFY_WAITING
-    from sidecar.tools.registry import REGISTRY
-    from sidecar.tools.toolsearch import ToolSearch
-    from sidecar.workspace.checkpoints import CHECKPOINTS, ObservedLedger, start_checkpoints
-    from sidecar.workspace.ledger import LEDGER
-
-    registry = session.service(REGISTRY)
-    ledger = ObservedLedger(session)
-    previous = session.find_service(LEDGER)
-    if previous is not None:  # created by an earlier hook: keep what it recorded
-        ledger._entries = previous._entries
-        ledger._kept = getattr(previous, "_kept", {})
-    session.provide(LEDGER, ledger)
-    checkpoints = await asyncio.to_thread(start_checkpoints, session)  # persisted: reloaded on session/load
-    session.provide(CHECKPOINTS, checkpoints)
-    checkpoints.attach(ledger)
-    session.service(BEFORE_TOOL_CALL).append(checkpoints.before_tool)
-    session.service(AFTER_TOOL_CALL).append(checkpoints.after_tool)
-    memory = NestedMemory(session)
-    ledger.on_read.append(memory.on_read)
-    session.service(BEFORE_MODEL_REQUEST).append(before_model_request)
-
-    async def notify_waiting(message: str) -> None:
-        await notify(session, "waiting", message)
-
-    session.provide(NOTIFY_WAITING, notify_waiting)
-    notify_on_permission_questions(session)
-
+async def start_session(session: Session) -> None:
+    """What starts once ``sidecar.app.build_session`` assembled the session and the core registered it:
+    its MCP servers, then (after ``session/new`` has answered) the slash-command list."""
     try:
         from sidecar.mcp.manager import start_mcp
         await start_mcp(session)
     except Exception:
         log.exception("MCP servers could not be started")
-    try:
-        from sidecar.tools.skills.skill import configure_skills
-        configure_skills(session)
-    except Exception:
-        log.exception("skills could not be loaded")
-
-    task = registry.get("Task")
-    if isinstance(task, Task):
-        task.configure(agent_types(session.cwd), registry)
-    search = registry.get("ToolSearch")
-    if isinstance(search, ToolSearch):
-        search.configure(registry, session)
     # After session/new has answered, so the client knows the session id.
     asyncio.get_running_loop().call_later(0.05, lambda: asyncio.ensure_future(publish_commands(session)))
 

@@ -102,8 +102,6 @@ class PermissionGate:
                                      granted=lambda: granted_rules(session))
         self._client_settings: dict[str, Any] | None = None
         self._widen_roots()
-        session.mode = self.initial_mode(getattr(session, "mode", "default"),
-                                         new=not getattr(session, "history", None))
 
     # ---- settings ---------------------------------------------------------------------------
     def set_client_settings(self, data: dict[str, Any] | None) -> None:
@@ -140,8 +138,9 @@ class PermissionGate:
                 extra.append(d)
 
     def initial_mode(self, current: str = "default", new: bool = True) -> Mode:
-        """The one place a session's starting mode is decided (at its start, and again when its workspace
-        becomes trusted before the first prompt).
+        """The one place a session's starting mode is decided (``sidecar.app.build_session`` applies it at
+        the session's start; ``features.resolve_trust`` again when its workspace becomes trusted before the
+        first prompt and the user chose no mode).
 
         A new session (``new``, still in ``default``): the editor's ``initialMode`` (its user scope), else
         the settings' ``defaultMode`` (managed, the editor's, then the workspace's sources — which count only
@@ -298,12 +297,14 @@ def child_env(session: Any, extra: dict[str, str] | None = None) -> dict[str, st
 
 
 def govern(session: Session, trusted: bool | None = None) -> Session:
-    """Attach a permission gate to a session (the core does this for every session it starts).
+    """Attach a permission gate to a session and set its starting mode, as ``sidecar.app.build_session``
+    does for every session the core opens (for tests and embeddings that build a ``Session`` themselves).
     ``trusted`` given: the workspace's trust as an editor would state it (without it, and without a
-    ``trust`` service, the workspace is not trusted)."""
+    ``TRUST`` service, the workspace is not trusted)."""
     if trusted is not None:
         session.provide(TRUST, WorkspaceTrust(session, trusted))
-    session.permissions = PermissionGate(session)
+    gate = session.permissions = PermissionGate(session)
+    session.mode = gate.initial_mode(session.mode, new=not session.history)
     return session
 
 

@@ -27,9 +27,8 @@ from sidecar import DISTRIBUTION, version
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
 from sidecar.model.client import MODEL, ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
-from sidecar.model.pricing import USAGE_METER, UsageMeter
+from sidecar.model.pricing import USAGE_METER
 from sidecar.model.settings import ModelSettings
-from sidecar.secrets import capture_secrets
 from sidecar.server.auth import auth_methods, auth_rpc_error, authenticate
 from sidecar.server.plain_params import (
     parse,
@@ -41,8 +40,8 @@ from sidecar.server.plain_params import (
     parse_session_params,
 )
 from sidecar.session import MODES, ClientChannel, Session, new_session_id
-from sidecar.store import SessionStore, data_dir
-from sidecar.workspace.buffers import BUFFERS, OpenBuffers, open_buffers
+from sidecar.store import SavedSession, SessionStore, data_dir
+from sidecar.workspace.buffers import OpenBuffers, open_buffers
 
 # What a session needs (the agent loop, the tools, permissions, the prompt's content, pydantic and the
 # params' models in ``sidecar.server.params``) is imported by the methods that use it, not here: the LSP
@@ -84,6 +83,8 @@ class PromptTurn:
 SessionHook = Callable[[Session], Awaitable[None]]
 BeforePrompt = Callable[[PromptTurn], Awaitable[dict[str, Any] | None]]
 AfterPrompt = Callable[[PromptTurn, dict[str, Any]], Awaitable[None]]
+# Assembles a session the core opened: (the core, the new session, the log it was loaded from or None).
+SessionBuilder = Callable[["SessionCore", Session, "SavedSession | None"], Awaitable[None]]
 
 
 def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
@@ -99,8 +100,12 @@ def client_capabilities(raw: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class SessionCore:
-    def __init__(self, store: SessionStore | None = None, model_settings: ModelSettings | None = None) -> None:
+    def __init__(self, store: SessionStore | None = None, model_settings: ModelSettings | None = None, *,
+                 build_session: SessionBuilder) -> None:
         self.store = store or SessionStore()
+        # The composition root's assembly of every session it opens (``sidecar.app.build_session``):
+        # injected, since what a session is made of lives in layers above the core.
+        self.build_session = build_session
         self.model_settings = model_settings or ModelSettings.from_env()
         self.model = ModelClient(self.model_settings)
         self.sessions: dict[str, Session] = {}
@@ -243,32 +248,12 @@ class SessionCore:
                 "availableModels": [{"modelId": o["value"], "name": o["name"], "description": o["description"]}
                                     for o in model["options"]]}
 
-    async def _start(self, session: Session, saved_config: dict[str, str] | None = None) -> None:
-        from sidecar.agent.prompt import build_system_prompt
-        from sidecar.memory.nested import IMPORT_POLICY
-        from sidecar.model.options import restore
-        from sidecar.permissions.gate import PermissionGate, secret_env_names
+    async def _start(self, session: Session, saved: SavedSession | None = None) -> None:
+        """A session opened (``saved``: the log it was loaded from): assembled by the composition root's
+        ``build_session`` (its services, gate and starting mode), then registered and started."""
         from sidecar.permissions.hooks import run_session_start
-        from sidecar.permissions.settings import CLIENT_SETTINGS, WORKSPACE_SETTINGS
-        from sidecar.permissions.trust import TRUST, WorkspaceTrust
-        from sidecar.tools.builtin import builtin_tools
-        from sidecar.tools.registry import REGISTRY, ToolRegistry
 
-        trust = WorkspaceTrust(session, session.channel.state.workspace_trust)
-        session.provide(TRUST, trust)
-        session.provide(CLIENT_SETTINGS, self.client_settings)
-        session.provide(WORKSPACE_SETTINGS, self.workspace_settings)
-        session.permissions = PermissionGate(session)  # decides the starting mode (``initial_mode``)
-        names = secret_env_names(session)
-        if names:  # ``secretEnvVars``: out of this process's environment too, not only its children's
-            capture_secrets(names)
-        session.provide(BUFFERS, self.buffers)
-        # The session's own model settings: /model or Config in one session changes no other session.
-        model = session.provide(MODEL, self.model.for_session())
-        restore(model.settings, saved_config or {})  # the model/effort picked before
-        session.provide(REGISTRY, ToolRegistry(builtin_tools()))
-        session.provide(IMPORT_POLICY, trust.import_allowed)
-        session.system_prompt = build_system_prompt(session.cwd, session.roots, allow=trust.import_allowed)
+        await self.build_session(self, session, saved)
         self.sessions[session.id] = session
         _clean_stale_temps(session)
         # An untrusted workspace's hooks are not even configured (its settings only restrict); a workspace
@@ -295,7 +280,6 @@ class SessionCore:
                           additional_directories=extra,
                           mcp_servers=[s if isinstance(s, dict) else {} for s in (params.get("mcpServers") or [])])
         session.log.header(session.cwd, extra)
-        session.provide(USAGE_METER, UsageMeter())
         await self._start(session)
         options = self._config_options(session)
         return {"sessionId": session.id, "modes": self._modes(session), "configOptions": options,
@@ -324,8 +308,7 @@ class SessionCore:
                           additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
                           mode=saved.mode if saved.mode in MODES else "default")
-        session.provide(USAGE_METER, UsageMeter.restored(saved.events))
-        await self._start(session, saved.config)
+        await self._start(session, saved)
         registry = session.service(REGISTRY)
         updates = replay_log(saved.events, registry.describe_call)
         if updates is None:  # a log from before the updates were kept

@@ -21,7 +21,7 @@ import pytest
 from sidecar.client.connection import SidecarProcess
 from sidecar.model.settings import DEFAULT_MODEL
 from sidecar.testing.scripted_server import ScriptedModelServer
-from tests.conftest import REPO, Harness, reject_once, trust_workspace
+from tests.conftest import REPO, Harness, allow_once, reject_once, trust_workspace
 
 HOSTILE_WORKSPACE_SETTINGS = {
     "initialMode": "bypassPermissions",
@@ -177,6 +177,48 @@ async def test_untrusted_project_cannot_switch_bypass_back_on(
                                                                "modeId": "bypassPermissions"})
     finally:
         await harness.process.close()
+
+
+async def trust_the_workspace_only(params: dict[str, Any]) -> dict[str, Any]:
+    """Yes to the workspace trust question, no to anything else."""
+    kind = ((params["toolCall"].get("_meta") or {}).get("sidecar") or {}).get("trust")
+    return await (allow_once if kind == "workspace" else reject_once)(params)
+
+
+@pytest.mark.parametrize(("chosen", "mode", "written"), [(None, "acceptEdits", True), ("plan", "plan", False),
+                                                        ("default", "default", False)])
+async def test_trust_at_the_first_prompt_brings_the_project_mode_unless_the_user_chose_one(
+        chosen: str | None, mode: str, written: bool, workspace: Path, sidecar_env: dict[str, str],
+        model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """An untrusted workspace's ``defaultMode`` applies once the user trusts it at the first prompt — but a
+    mode the user set with ``session/set_mode`` before that prompt stays (``default`` too)."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
+    target = workspace / "new.txt"
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    harness.permission_policy = trust_the_workspace_only
+    try:
+        opened = await new_session(harness, workspace)
+        assert opened["modes"]["currentModeId"] == "default"  # not trusted yet: the project's mode waits
+        session_id = opened["sessionId"]
+        if chosen is not None:
+            await harness.process.request("session/set_mode", {"sessionId": session_id, "modeId": chosen})
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Write",
+                          "input": {"file_path": str(target), "content": "written\n"}}]},
+            {"content": [{"type": "text", "text": "done"}]},
+        ])
+        assert await harness.prompt(session_id, "write new.txt") == "end_turn"
+        modes = [u["currentModeId"] for u in harness.process.updates_for(session_id, "current_mode_update")]
+    finally:
+        await harness.process.close()
+    kinds = [((p["toolCall"].get("_meta") or {}).get("sidecar") or {}).get("trust")
+             for p in harness.permission_requests]
+    assert kinds[0] == "workspace"  # the question was asked and answered yes
+    assert modes[-1] == mode
+    assert target.exists() is written
+    if chosen is None:  # acceptEdits wrote it without asking
+        assert kinds == ["workspace"]
 
 
 async def test_project_secret_env_vars_cannot_unset_the_managed_policy(
