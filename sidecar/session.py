@@ -13,11 +13,32 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
+from sidecar.client_messages import (
+    ApplyEditParams,
+    ApplyEditResult,
+    AskUserParams,
+    AskUserResult,
+    DiagnosticsResult,
+    ElicitationParams,
+    ElicitationResult,
+    FileDiagnostics,
+    JsonObject,
+    LspQueryParams,
+    LspQueryResult,
+    ModelRetryParams,
+    PermissionOption,
+    PermissionToolCall,
+    ReviewEditParams,
+    ReviewEditResult,
+    SelectedOutcome,
+    TerminalExitStatus,
+    TerminalOutput,
+)
 from sidecar.errors import ClientGone, ClientRequestError, RpcError
 from sidecar.store import SessionStore
 from sidecar.textspan import common_prefix, common_suffix
@@ -94,7 +115,7 @@ class ClientChannel(Protocol):
     client_capabilities: dict[str, Any]
     state: ConnectionState
 
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
+    async def request(self, method: str, params: dict[str, Any]) -> object:
         """Send a request and await its result (the raw JSON; ``ClientPort`` reads it). Cancelling the
         awaiting task forgets the request (a late reply is dropped, never a crash)."""
         ...
@@ -107,7 +128,7 @@ class AsksPermissionItself(Protocol):
     """A channel whose transport has its own way to ask (the LSP channel falls back to
     ``window/showMessageRequest`` for a plain LSP client); ``ClientPort.request_permission`` uses it."""
 
-    async def request_permission(self, params: dict[str, Any]) -> Any: ...
+    async def request_permission(self, params: dict[str, Any]) -> object: ...
 
 
 # How long the editor may take to answer ``fs/read_text_file`` / ``fs/write_text_file`` (seconds).
@@ -124,11 +145,13 @@ def sidecar_capability(channel: ClientChannel, name: str) -> bool:
 class ClientPort:
     """What the agent asks of the editor, one typed method per request (docs/contract.md §3.2, §3.3).
 
-    Every call site goes through here, never through raw method strings on the channel. The error
-    contract: every request method raises ``ClientRequestError`` (``sidecar.errors``) when the client
-    answers an error, does not answer in time, goes away, or answers without the fields the method
-    promises; nothing else escapes (a cancelled caller still gets ``CancelledError``). Notifications
-    (``update`` aside) never raise: the client may be gone and nobody waits for them.
+    Every call site goes through here, never through raw method strings on the channel. Params and
+    results are the TypedDicts of ``sidecar.client_messages`` (mirroring ``extension/src/protocol.ts``):
+    each method reads the client's raw answer into its result type here, once. The error contract: every
+    request method raises ``ClientRequestError`` (``sidecar.errors``) when the client answers an error,
+    does not answer in time, goes away, or answers without the fields the method promises; nothing else
+    escapes (a cancelled caller still gets ``CancelledError``). Notifications other than ``update`` never
+    raise: nobody waits for them.
     """
 
     def __init__(self, session_id: str, channel: ClientChannel) -> None:
@@ -138,12 +161,12 @@ class ClientPort:
     def capability(self, name: str) -> bool:
         return sidecar_capability(self.channel, name)
 
-    async def _request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
-        """The channel's answer to ``method``, or ``ClientRequestError`` saying why there is none."""
-        return await self._answer(method, self.channel.request(method, params), timeout)
+    async def _request(self, method: str, params: Mapping[str, object], *, timeout: float | None = None) -> object:
+        """The channel's raw answer to ``method``, or ``ClientRequestError`` saying why there is none."""
+        return await self._answer(method, self.channel.request(method, dict(params)), timeout)
 
     @staticmethod
-    async def _answer(method: str, answering: Awaitable[Any], timeout: float | None = None) -> Any:
+    async def _answer(method: str, answering: Awaitable[object], timeout: float | None = None) -> object:
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a turn's cancel that arrives
             # together with the answer.
@@ -158,47 +181,82 @@ class ClientPort:
         except (ConnectionError, OSError) as exc:
             raise ClientRequestError(method, "gone", f"the editor's connection closed ({exc})") from None
 
-    async def update(self, update: dict[str, Any]) -> None:
-        if isinstance(update.get("title"), str) and not update["title"].isprintable():
-            update = {**update, "title": shown_text(update["title"])}  # a tool call's title: one line
+    async def update(self, update: JsonObject) -> None:
+        """ACP ``session/update``."""
+        title = update.get("title")
+        if isinstance(title, str) and not title.isprintable():
+            update = {**update, "title": shown_text(title)}  # a tool call's title: one line
         await self.channel.notify("session/update", {"sessionId": self.session_id, "update": update})
 
-    async def request_permission(self, tool_call: dict[str, Any],
-                                 options: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """ACP ``session/request_permission``: the selected outcome, or None when the user cancelled.
+    async def request_permission(self, tool_call: PermissionToolCall,
+                                 options: Sequence[PermissionOption]) -> SelectedOutcome | None:
+        """ACP ``session/request_permission``: the option the user selected, or None when they cancelled.
         The question's title and its options' names are shown with control characters escaped."""
-        if isinstance(tool_call.get("title"), str):
-            tool_call = {**tool_call, "title": shown_text(tool_call["title"])}
-        options = [{**o, "name": shown_text(o["name"])} if isinstance(o.get("name"), str) else o for o in options]
-        params = {"sessionId": self.session_id, "toolCall": tool_call, "options": options}
+        tool_call = {**tool_call, "title": shown_text(tool_call["title"])}
+        shown = [{**o, "name": shown_text(o["name"])} for o in options]
+        params = {"sessionId": self.session_id, "toolCall": tool_call, "options": shown}
         channel = self.channel
         result = await self._answer("session/request_permission", channel.request_permission(params)
                                     if isinstance(channel, AsksPermissionItself)
                                     else channel.request("session/request_permission", params))
-        outcome = (result or {}).get("outcome") if isinstance(result, dict) else None
+        outcome = _field(result, "outcome")
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             return None
-        return dict(outcome)
+        selected = SelectedOutcome(optionId=str(outcome.get("optionId", "")))
+        feedback = _field(outcome.get("_meta"), "feedback")
+        if isinstance(feedback, str):
+            selected["feedback"] = feedback
+        return selected
 
-    async def review_edit(self, params: dict[str, Any]) -> Any:
-        """``_sidecar/review_edit`` (only when the client advertised ``reviewEdit``)."""
-        return await self._request("_sidecar/review_edit", {"sessionId": self.session_id, **params})
+    async def review_edit(self, params: ReviewEditParams) -> ReviewEditResult:
+        """``_sidecar/review_edit`` (only when the client advertised ``reviewEdit``). An answer without a
+        known outcome is ``cancelled``."""
+        result = await self._request("_sidecar/review_edit", {"sessionId": self.session_id, **params})
+        outcome = _field(result, "outcome")
+        review = ReviewEditResult(outcome=outcome if outcome in ("accepted", "rejected") else "cancelled")
+        hunks = _field(result, "acceptedHunks")
+        if isinstance(hunks, list):
+            review["acceptedHunks"] = [h for h in hunks if isinstance(h, int) and not isinstance(h, bool)]
+        final_text, feedback = _field(result, "finalText"), _field(result, "feedback")
+        if isinstance(final_text, str):
+            review["finalText"] = final_text
+        if isinstance(feedback, str):
+            review["feedback"] = feedback
+        return review
 
-    async def ask_user(self, params: dict[str, Any]) -> Any:
+    async def ask_user(self, params: AskUserParams) -> AskUserResult:
         """``_sidecar/ask_user`` (only when the client advertised ``askUser``)."""
-        return await self._request("_sidecar/ask_user", {"sessionId": self.session_id, **params})
+        result = await self._request("_sidecar/ask_user", {"sessionId": self.session_id, **params})
+        if _field(result, "outcome") != "answered":
+            return AskUserResult(outcome="cancelled", answers={})
+        raw = _field(result, "answers")
+        answers: dict[str, list[str]] = {}
+        for question, value in (raw.items() if isinstance(raw, dict) else ()):
+            value = [value] if isinstance(value, str) else value
+            answers[str(question)] = [str(v) for v in value] if isinstance(value, list) else []
+        return AskUserResult(outcome="answered", answers=answers)
 
-    async def elicit(self, params: dict[str, Any]) -> Any:
+    async def elicit(self, params: ElicitationParams) -> ElicitationResult:
         """ACP ``elicitation/create`` (clients that advertise ``elicitation``)."""
-        return await self._request("elicitation/create", params)
+        result = await self._request("elicitation/create", {"sessionId": self.session_id, **params})
+        action = _field(result, "action")
+        content = _field(result, "content")
+        if action != "accept":
+            return ElicitationResult(action="decline" if action == "decline" else "cancel", content={})
+        return ElicitationResult(action="accept", content=content if isinstance(content, dict) else {})
 
     def can_edit_buffers(self) -> bool:
         """Whether the editor applies edits to its open buffers (LSP ``workspace/applyEdit``)."""
         return self.channel.state.applies_buffer_edits
 
-    async def apply_buffer_edit(self, params: dict[str, Any]) -> Any:
+    async def apply_buffer_edit(self, params: ApplyEditParams) -> ApplyEditResult:
         """``workspace/applyEdit``: the editor changes its buffer (undoable there); disk is untouched."""
-        return await self._request("workspace/applyEdit", params)
+        result = await self._request("workspace/applyEdit", params)
+        applied = ApplyEditResult(applied=bool(_field(result, "applied")))
+        reason = _field(result, "failureReason")
+        if isinstance(reason, str) and reason:
+            applied["failureReason"] = reason
+        return applied
 
     def fs_capability(self, name: str) -> bool:
         """Whether the client advertised ``clientCapabilities.fs.<name>`` (``readTextFile``,
@@ -208,13 +266,13 @@ class ClientPort:
 
     async def read_text_file(self, path: str, *, line: int | None = None, limit: int | None = None) -> str:
         """ACP ``fs/read_text_file``: the file's text as the editor has it (an unsaved buffer included)."""
-        params: dict[str, Any] = {"sessionId": self.session_id, "path": path}
+        params: dict[str, object] = {"sessionId": self.session_id, "path": path}
         if line is not None:
             params["line"] = line
         if limit is not None:
             params["limit"] = limit
         result = await self._request("fs/read_text_file", params, timeout=CLIENT_FS_TIMEOUT)
-        content = result.get("content") if isinstance(result, dict) else None
+        content = _field(result, "content")
         if not isinstance(content, str):
             raise ClientRequestError("fs/read_text_file", "invalid", "the answer has no text content")
         return content
@@ -224,13 +282,22 @@ class ClientPort:
         await self._request("fs/write_text_file", {"sessionId": self.session_id, "path": path, "content": content},
                             timeout=CLIENT_FS_TIMEOUT)
 
-    async def lsp_query(self, params: dict[str, Any]) -> Any:
+    async def lsp_query(self, params: LspQueryParams) -> LspQueryResult:
         """``_sidecar/lsp_query``: the editor's own language servers answer."""
-        return await self._request("_sidecar/lsp_query", params)
+        return LspQueryResult(result=_field(await self._request("_sidecar/lsp_query", params), "result"))
 
-    async def diagnostics(self, uris: list[str]) -> Any:
-        """``_sidecar/diagnostics`` for the given URIs."""
-        return await self._request("_sidecar/diagnostics", {"uris": uris})
+    async def diagnostics(self, uris: list[str]) -> DiagnosticsResult:
+        """``_sidecar/diagnostics`` for the given URIs: per file the editor knows, its diagnostics."""
+        items = _field(await self._request("_sidecar/diagnostics", {"uris": uris}), "items")
+        if not isinstance(items, list):
+            raise ClientRequestError("_sidecar/diagnostics", "invalid", "the answer has no items")
+        files: list[FileDiagnostics] = []
+        for item in items:
+            if isinstance(item, dict):
+                diags = item.get("diagnostics")
+                files.append(FileDiagnostics(uri=str(item.get("uri", "")), diagnostics=[
+                    d for d in diags if isinstance(d, dict)] if isinstance(diags, list) else []))
+        return DiagnosticsResult(items=files)
 
     # ---- the client's terminals (ACP ``terminal/*``, only when it advertised ``terminal: true``) -----
     def offers_terminal(self) -> bool:
@@ -242,23 +309,29 @@ class ClientPort:
         result = await self._request("terminal/create", {
             "sessionId": self.session_id, "command": command, "args": args, "env": [], "cwd": cwd,
             "outputByteLimit": output_byte_limit})
-        terminal_id = result.get("terminalId") if isinstance(result, dict) else None
+        terminal_id = _field(result, "terminalId")
         if not isinstance(terminal_id, str) or not terminal_id:
             raise ClientRequestError("terminal/create", "invalid", f"answered without a terminalId: {result!r}"[:300])
         return terminal_id
 
-    async def terminal_output(self, terminal_id: str) -> dict[str, Any]:
-        """``terminal/output``: ``{output, truncated, exitStatus?}`` so far."""
+    async def terminal_output(self, terminal_id: str) -> TerminalOutput:
+        """``terminal/output``: the output so far, whether the client dropped its start, the exit status
+        once the command ended."""
         result = await self._request("terminal/output", {"sessionId": self.session_id, "terminalId": terminal_id})
-        if not isinstance(result, dict) or not isinstance(result.get("output"), str):
+        output = _field(result, "output")
+        if not isinstance(output, str):
             raise ClientRequestError("terminal/output", "invalid", f"answered without output: {result!r}"[:300])
-        return result
+        out = TerminalOutput(output=output, truncated=bool(_field(result, "truncated")))
+        status = _field(result, "exitStatus")
+        if isinstance(status, dict):
+            out["exitStatus"] = _exit_status(status)
+        return out
 
-    async def wait_for_terminal_exit(self, terminal_id: str) -> dict[str, Any]:
-        """``terminal/wait_for_exit``: ``{exitCode?, signal?}`` once the command ended."""
+    async def wait_for_terminal_exit(self, terminal_id: str) -> TerminalExitStatus:
+        """``terminal/wait_for_exit``: the exit code or signal once the command ended."""
         result = await self._request("terminal/wait_for_exit",
                                      {"sessionId": self.session_id, "terminalId": terminal_id})
-        return result if isinstance(result, dict) else {}
+        return _exit_status(result if isinstance(result, dict) else {})
 
     async def kill_terminal(self, terminal_id: str) -> None:
         """``terminal/kill``: the command stops; the terminal stays readable until released."""
@@ -268,7 +341,7 @@ class ClientPort:
         """``terminal/release``: the client may forget it (still shown where a tool call embeds it)."""
         await self._request("terminal/release", {"sessionId": self.session_id, "terminalId": terminal_id})
 
-    async def model_retry(self, params: dict[str, Any]) -> None:
+    async def model_retry(self, params: ModelRetryParams) -> None:
         """``_sidecar/model_retry``: a model request failed and will be retried (docs/protocol.md)."""
         try:
             await self.channel.notify("_sidecar/model_retry", {"sessionId": self.session_id, **params})
@@ -284,6 +357,17 @@ class ClientPort:
                                                           "message": message, "title": shown_text(title)})
         except Exception:
             log.debug("notify failed", exc_info=True)
+
+
+def _field(answer: object, name: str) -> object:
+    """``answer[name]`` when the answer is a JSON object that has it, else None."""
+    return answer.get(name) if isinstance(answer, dict) else None
+
+
+def _exit_status(raw: Mapping[str, object]) -> TerminalExitStatus:
+    code, sig = raw.get("exitCode"), raw.get("signal")
+    return TerminalExitStatus(exitCode=code if isinstance(code, int) and not isinstance(code, bool) else None,
+                              signal=sig if isinstance(sig, str) and sig else None)
 
 
 class SessionLog:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sidecar.client_messages import ModelRetryParams
 from sidecar.model.client import ModelClient, ModelReply, RetryInfo, StreamCallbacks
 from sidecar.model.pricing import USAGE_METER
 from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
@@ -284,7 +285,7 @@ class AgentLoop:
 
         async def on_retry(info: RetryInfo) -> None:
             await text_out.flush()
-            params: dict[str, Any] = {
+            params: ModelRetryParams = {
                 "attempt": info.attempt, "maxAttempts": info.max_attempts, "delayMs": int(info.delay_s * 1000),
                 "errorType": info.error_type, "message": info.message()}
             if info.status is not None:

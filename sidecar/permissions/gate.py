@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from sidecar.client_messages import PermissionOption, PermissionToolCall, ToolCallLocation
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.decide import Decision, HookVerdict, decide, source_label, within
 from sidecar.permissions.request import PermissionRequest
@@ -210,7 +211,7 @@ class PermissionGate:
 
     # ---- asking -----------------------------------------------------------------------------
     async def ask_user(self, request: PermissionRequest, ctx: CallContext,
-                       options: list[dict[str, Any]] | None = None) -> UserAnswer:
+                       options: list[PermissionOption] | None = None) -> UserAnswer:
         """Ask the user; with ``options`` given, the caller interprets ``UserAnswer.option_id``."""
         for listener in self.on_ask:
             await listener(request, ctx)
@@ -221,10 +222,11 @@ class PermissionGate:
         shown = ctx.shown
         # The tool call as it is (ACP ToolCall): clients decide by ``kind`` (acpc counts a missing one as
         # a read), so it is always there; the tool's own kind, else the one its access implies.
-        tool_call: dict[str, Any] = {"toolCallId": ctx.tool_call_id, "title": title,
-                                     "kind": shown.get("kind") or KIND_OF_ACCESS[request.access],
-                                     "rawInput": request.raw_input, "status": "pending"}
-        locations = shown["locations"] if "locations" in shown else [{"path": str(p)} for p in request.paths]
+        tool_call: PermissionToolCall = {"toolCallId": ctx.tool_call_id, "title": title,
+                                         "kind": shown.get("kind") or KIND_OF_ACCESS[request.access],
+                                         "rawInput": request.raw_input, "status": "pending"}
+        locations = (shown["locations"] if "locations" in shown
+                     else [ToolCallLocation(path=str(p)) for p in request.paths])
         if locations:
             tool_call["locations"] = locations
         if request.content:
@@ -236,11 +238,10 @@ class PermissionGate:
             outcome = None
         if outcome is None:
             return UserAnswer(allowed=False, cancelled=True)
-        option_id = str(outcome.get("optionId", ""))
-        kind = next((str(o.get("kind")) for o in options if o.get("optionId") == option_id), option_id)
-        meta = outcome.get("_meta")
-        feedback = meta.get("feedback") if isinstance(meta, dict) else None
-        feedback = feedback if isinstance(feedback, str) and feedback.strip() else None
+        option_id = outcome["optionId"]
+        kind: str = next((o["kind"] for o in options if o["optionId"] == option_id), option_id)
+        feedback = outcome.get("feedback")
+        feedback = feedback if feedback and feedback.strip() else None
         allowed = kind.startswith("allow")
         answer = UserAnswer(allowed=allowed, always=kind.endswith("always"), feedback=feedback,
                             option_id=option_id)
@@ -308,10 +309,10 @@ def govern(session: Session, trusted: bool | None = None) -> Session:
     return session
 
 
-def default_options(request: PermissionRequest) -> list[dict[str, Any]]:
+def default_options(request: PermissionRequest) -> list[PermissionOption]:
     rule = request.suggested_rule
     scope = "for this session" if request.access == "write" else "in this project"
-    options: list[dict[str, Any]] = [{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"}]
+    options: list[PermissionOption] = [{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"}]
     if rule:
         options.append({"optionId": "allow_always", "name": f"Always allow {rule} {scope}",
                         "kind": "allow_always"})

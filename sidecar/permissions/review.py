@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sidecar.client_messages import Hunk, ReviewEditParams, ReviewEditResult
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.gate import CallContext, UserAnswer, rejection_message
 from sidecar.permissions.request import PermissionRequest
@@ -147,32 +148,29 @@ def _answered(path: Path, old_text: str | None, new_text: str, answer: UserAnswe
 
 
 async def _ask_review(ctx: CallContext, path: Path, old_text: str | None, new_text: str, unified: str,
-                      hunks: list[dict[str, int]], request: PermissionRequest) -> ReviewOutcome:
+                      hunks: list[Hunk], request: PermissionRequest) -> ReviewOutcome:
     session = ctx.session
-    params = {"toolCallId": ctx.tool_call_id, "path": str(path),
+    params: ReviewEditParams = {"toolCallId": ctx.tool_call_id, "path": str(path),
               "oldText": old_text, "newText": new_text, "unifiedDiff": unified, "hunks": hunks}
     try:
         result = await session.client.review_edit(params)
     except ClientRequestError as exc:
         log.warning("_sidecar/review_edit failed (%s); asking with a permission request", exc.detail)
         return _answered(path, old_text, new_text, await session.permissions.ask_user(request, ctx))
-    return interpret_review_result(path, old_text, new_text, result if isinstance(result, dict) else {},
-                                   hunk_count=len(hunks))
+    return interpret_review_result(path, old_text, new_text, result, hunk_count=len(hunks))
 
 
-def interpret_review_result(path: Path, old_text: str | None, new_text: str, result: dict[str, Any],
+def interpret_review_result(path: Path, old_text: str | None, new_text: str, result: ReviewEditResult,
                             hunk_count: int) -> ReviewOutcome:
     """Turn a ``_sidecar/review_edit`` result into what lands and what the model is told."""
     shown = path.as_posix()
-    feedback = result.get("feedback") if isinstance(result.get("feedback"), str) else None
-    if feedback is not None:
-        feedback = feedback.strip() or None
-    kind = result.get("outcome")
+    feedback = (result.get("feedback") or "").strip() or None
+    kind = result["outcome"]
     if kind != "accepted":
         return _refused(path, cancelled=kind != "rejected", feedback=feedback)
 
     final_text = result.get("finalText")
-    if isinstance(final_text, str) and final_text != new_text:
+    if final_text is not None and final_text != new_text:
         changes = make_diff(new_text, final_text, shown).unified
         summary = (f"The user changed your proposal before accepting it, so {shown} now differs from what "
                    "you proposed. This diff turns your proposal into what was written:\n```diff\n"
@@ -184,11 +182,7 @@ def interpret_review_result(path: Path, old_text: str | None, new_text: str, res
 
     raw = result.get("acceptedHunks")
     everything = list(range(hunk_count))
-    if raw is None or not isinstance(raw, list):
-        accepted = everything
-    else:
-        accepted = sorted({i for i in raw if isinstance(i, int) and not isinstance(i, bool)
-                           and 0 <= i < hunk_count})
+    accepted = everything if raw is None else sorted({i for i in raw if 0 <= i < hunk_count})
     if accepted == everything:
         summary = f"The user said: {feedback}" if feedback else ""
         return ReviewOutcome(True, new_text, summary, feedback=feedback, accepted_hunks=None,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from sidecar.client_messages import PermissionOption, PermissionOptionKind, PermissionToolCall
 from sidecar.errors import ClientRequestError
 from sidecar.memory.nested import MEMORY_NAMES, import_targets, refused_always
 from sidecar.permissions.settings import (
@@ -356,12 +357,12 @@ class WorkspaceTrust:
         return allowed
 
     async def _ask(self, kind: Kind, title: str, text: str, raw_input: dict[str, Any],
-                   options: list[tuple[str, str]]) -> str | None:
-        tool_call = {"toolCallId": f"trust_{uuid.uuid4().hex[:12]}", "title": title, "kind": "other",
-                     "status": "pending", "rawInput": raw_input,
-                     "content": [{"type": "content", "content": {"type": "text", "text": text}}],
-                     "_meta": {"sidecar": {"trust": kind}}}
-        opts = [{"optionId": kind_id, "name": name, "kind": kind_id} for kind_id, name in options]
+                   options: list[tuple[PermissionOptionKind, str]]) -> str | None:
+        tool_call: PermissionToolCall = {
+            "toolCallId": f"trust_{uuid.uuid4().hex[:12]}", "title": title, "kind": "other", "status": "pending",
+            "rawInput": raw_input, "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+            "_meta": {"sidecar": {"trust": kind}}}
+        opts = [PermissionOption(optionId=kind_id, name=name, kind=kind_id) for kind_id, name in options]
         try:
             outcome = await self.session.client.request_permission(tool_call, opts)
         except ClientRequestError as exc:  # no answer: as if the user had dismissed the question
@@ -369,7 +370,7 @@ class WorkspaceTrust:
             outcome = None
         if outcome is None:
             return None
-        chosen = str(outcome.get("optionId", ""))
+        chosen = outcome["optionId"]
         return next((o["kind"] for o in opts if o["optionId"] == chosen), None)
 
     # ---- policies the rest of the sidecar asks ---------------------------------------------------

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sidecar import client_messages
 from sidecar.textspan import common_prefix as common_prefix
 from sidecar.textspan import common_suffix as common_suffix
 
@@ -48,7 +49,7 @@ class Hunk:
     _j1: int = field(repr=False, compare=False, default=0)
     _j2: int = field(repr=False, compare=False, default=0)
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> client_messages.Hunk:
         return {"index": self.index, "oldStart": self.old_start, "oldLines": self.old_lines,
                 "newStart": self.new_start, "newLines": self.new_lines}
 
@@ -64,7 +65,7 @@ class Diff:
     added: int
     removed: int
 
-    def hunk_dicts(self) -> list[dict[str, int]]:
+    def hunk_dicts(self) -> list[client_messages.Hunk]:
         return [h.to_dict() for h in self.hunks]
 
     @property

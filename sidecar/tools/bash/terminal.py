@@ -32,8 +32,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from sidecar.client_messages import TerminalExitStatus
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.secrets import redact
 from sidecar.tools.bash import runner, sandbox
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from sidecar.session import ClientPort
     from sidecar.tools.bash.shells import ShellManager
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 # What the client keeps of the output (its end); a 1 GB output costs the client at most this.
@@ -235,10 +237,10 @@ async def _poll_head(port: ClientPort, done: TerminalRun, terminal_id: str) -> N
         except ClientRequestError as exc:
             log.debug("terminal/output while running failed: %s", exc)
             return
-        if out.get("truncated"):
+        if out["truncated"]:
             return  # the client dropped the start already: keep the head seen last
-        done.head = str(out["output"])
-        if len(done.head) >= HEAD_CHARS or out.get("exitStatus"):
+        done.head = out["output"]
+        if len(done.head) >= HEAD_CHARS or "exitStatus" in out:
             return
 
 
@@ -248,11 +250,11 @@ async def _collect(port: ClientPort, done: TerminalRun, terminal_id: str) -> Non
         out = await _ask(port.terminal_output(terminal_id), "terminal/output")
     except ToolError as exc:
         raise ToolError(f"The command ended but its output could not be read: {exc.message}") from None
-    tail = str(out["output"])
-    if isinstance(out.get("exitStatus"), dict) and done.exit_code is None and done.signal is None:
+    tail = out["output"]
+    if "exitStatus" in out and done.exit_code is None and done.signal is None:
         _take_status(done, out["exitStatus"])
     text = tail
-    if out.get("truncated"):
+    if out["truncated"]:
         text, done.lost_middle = _join(done.head, tail)
     data = redact(runner.strip_ansi(text)).encode("utf-8", errors="replace")
     done.output_path.write_bytes(data)
@@ -270,15 +272,11 @@ def _join(head: str, tail: str) -> tuple[str, bool]:
     return head + "\n[... output the editor's terminal did not keep ...]\n" + tail, True
 
 
-def _take_status(done: TerminalRun, status: Any) -> None:
-    if not isinstance(status, dict):
-        return
-    code, sig = status.get("exitCode"), status.get("signal")
-    done.exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
-    done.signal = sig if isinstance(sig, str) and sig else None
+def _take_status(done: TerminalRun, status: TerminalExitStatus) -> None:
+    done.exit_code, done.signal = status["exitCode"], status["signal"]
 
 
-async def _ask(request: Awaitable[Any], method: str) -> Any:
+async def _ask(request: Awaitable[T], method: str) -> T:
     try:
         async with asyncio.timeout(CLIENT_ANSWER_S):
             return await request

@@ -12,8 +12,8 @@ buffer changes while the user reviews, the approval is void.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from sidecar.client_messages import Position, Range, TextEdit
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.tools.base import TextBlock, ToolOutput
 from sidecar.tools.context import ToolContext
@@ -25,11 +25,11 @@ from sidecar.workspace.rebase import MARGIN, rebase_edit
 from sidecar.workspace.textfile import BinaryFileError, Encoding, decode, from_model, is_crlf
 
 
-def lsp_position(text: str, offset: int) -> dict[str, int]:
+def lsp_position(text: str, offset: int) -> Position:
     """LSP position (0-based line, UTF-16 code units) of a character offset."""
     line = text.count("\n", 0, offset)
     start = text.rfind("\n", 0, offset) + 1
-    return {"line": line, "character": len(text[start:offset].encode("utf-16-le")) // 2}
+    return Position(line=line, character=len(text[start:offset].encode("utf-16-le")) // 2)
 
 
 def propose_buffer_edit(ctx: ToolContext, path: Path, who: str, old_string: str, new_string: str,
@@ -80,8 +80,8 @@ def propose_buffer_edit(ctx: ToolContext, path: Path, who: str, old_string: str,
                             "the file again and propose the change against its current content.")
         a = common_prefix(text, final)
         tail = common_suffix(text, final, min(len(text), len(final)) - a)
-        edit: dict[str, Any] = {"range": {"start": lsp_position(text, a), "end": lsp_position(text, len(text) - tail)},
-                                "newText": final[a:len(final) - tail]}
+        edit = TextEdit(range=Range(start=lsp_position(text, a), end=lsp_position(text, len(text) - tail)),
+                        newText=final[a:len(final) - tail])
         buffers.expect(buf.uri, final)
         try:
             result = await ctx.session.client.apply_buffer_edit({
@@ -92,10 +92,9 @@ def propose_buffer_edit(ctx: ToolContext, path: Path, who: str, old_string: str,
             buffers.expect(buf.uri, "")
             raise ToolError(f"The editor did not apply the edit to {who} ({exc.describe()}); nothing changed. Read "
                             "the file again and redo the change.") from None
-        applied = isinstance(result, dict) and bool(result.get("applied"))
-        if not applied:
+        if not result["applied"]:
             buffers.expect(buf.uri, "")
-            reason = result.get("failureReason") if isinstance(result, dict) else None
+            reason = result.get("failureReason")
             raise ToolError(f"The editor did not apply the edit to {who}" + (f" ({reason})" if reason else "")
                             + "; nothing changed. Read the file again and redo the change.")
         model_final = final.replace("\r\n", "\n") if enc.crlf else final

@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sidecar import client_messages
+from sidecar.client_messages import JsonObject, PermissionOption
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.session import ServiceKey
@@ -51,6 +53,11 @@ class Question(BaseModel):
     options: list[Option] = Field(description="2-4 distinct choices. Do not add an 'Other' choice: the user "
                                               "can always answer in their own words.")
     multiSelect: bool = Field(default=False, description="true to allow several choices at once.")
+
+    def asked(self) -> client_messages.AskUserQuestion:
+        """The question as ``_sidecar/ask_user`` sends it."""
+        return {"question": self.question, "header": self.header, "multiSelect": self.multiSelect,
+                "options": [{"label": o.label, "description": o.description} for o in self.options]}
 
 
 class AskUserQuestionInput(ToolInput):
@@ -117,7 +124,7 @@ class AskUserQuestion(Tool[AskUserQuestionInput]):
                             "question in your final report.")
 
     async def run(self, inp: AskUserQuestionInput, ctx: ToolContext) -> ToolOutput:
-        questions = [q.model_dump() for q in inp.questions]
+        questions = [q.asked() for q in inp.questions]
         notify = ctx.session.find_service(NOTIFY_WAITING)
         if notify is not None:
             await notify("The agent has a question for you")
@@ -147,22 +154,18 @@ class AskUserQuestion(Tool[AskUserQuestionInput]):
 Answers = dict[str, list[str]]
 
 
-async def ask_via_extension(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
+Questions = list[client_messages.AskUserQuestion]
+
+
+async def ask_via_extension(ctx: ToolContext, questions: Questions) -> Answers | None:
     try:
         result = await ctx.session.client.ask_user({"toolCallId": ctx.tool_call_id, "questions": questions})
     except ClientRequestError as exc:
         raise ToolError(f"The editor could not show the question ({exc.detail}). Ask the user in plain text "
                         "in your reply instead, and end your turn.") from None
-    if not isinstance(result, dict) or result.get("outcome") != "answered":
+    if result["outcome"] != "answered":
         return None
-    raw = result.get("answers") or {}
-    answers: Answers = {}
-    for q in questions:
-        value = raw.get(q["question"]) if isinstance(raw, dict) else None
-        if isinstance(value, str):
-            value = [value]
-        answers[q["question"]] = [str(v) for v in value] if isinstance(value, list) else []
-    return answers
+    return {q["question"]: result["answers"].get(q["question"], []) for q in questions}
 
 
 def _has_form_elicitation(ctx: ToolContext) -> bool:
@@ -170,9 +173,9 @@ def _has_form_elicitation(ctx: ToolContext) -> bool:
     return isinstance(caps, dict) and "form" in caps
 
 
-async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
+async def ask_via_elicitation(ctx: ToolContext, questions: Questions) -> Answers | None:
     """ACP ``elicitation/create``, form mode: per question a choice property and an optional free-text one."""
-    properties: dict[str, Any] = {}
+    properties: JsonObject = {}
     required: list[str] = []
     for i, q in enumerate(questions):
         labels = [o["label"] for o in q["options"]]
@@ -185,17 +188,16 @@ async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]])
                                    "enum": [*labels, OTHER]}
             required.append(f"q{i}")
         properties[f"q{i}_other"] = {"type": "string", "title": f"{q['header']}: your own answer (optional)"}
-    params = {"sessionId": ctx.session.id, "toolCallId": ctx.tool_call_id, "mode": "form",
-              "message": "\n".join(q["question"] for q in questions),
-              "requestedSchema": {"type": "object", "properties": properties, "required": required}}
     try:
-        result = await ctx.session.client.elicit(params)
+        result = await ctx.session.client.elicit({
+            "toolCallId": ctx.tool_call_id, "mode": "form", "message": "\n".join(q["question"] for q in questions),
+            "requestedSchema": {"type": "object", "properties": properties, "required": required}})
     except ClientRequestError as exc:
         log.warning("elicitation/create failed (%s); falling back to permission options", exc.detail)
         return await ask_via_permission(ctx, questions)
-    if not isinstance(result, dict) or result.get("action") != "accept":
+    if result["action"] != "accept":
         return None
-    content = result.get("content") or {}
+    content = result["content"]
     answers: Answers = {}
     for i, q in enumerate(questions):
         value = content.get(f"q{i}")
@@ -206,13 +208,13 @@ async def ask_via_elicitation(ctx: ToolContext, questions: list[dict[str, Any]])
     return answers
 
 
-async def ask_via_permission(ctx: ToolContext, questions: list[dict[str, Any]]) -> Answers | None:
+async def ask_via_permission(ctx: ToolContext, questions: Questions) -> Answers | None:
     """Last resort: a permission request per question whose options are the answers (one choice each)."""
     answers: Answers = {}
     for q in questions:
-        options = [{"optionId": f"answer_{j}", "name": o["label"], "kind": "allow_once"}
+        options = [PermissionOption(optionId=f"answer_{j}", name=o["label"], kind="allow_once")
                    for j, o in enumerate(q["options"])]
-        options.append({"optionId": "dismiss", "name": "Dismiss", "kind": "reject_once"})
+        options.append(PermissionOption(optionId="dismiss", name="Dismiss", kind="reject_once"))
         body = q["question"] + "\n\n" + "\n".join(f"- {o['label']}: {o['description']}" for o in q["options"])
         request = PermissionRequest(
             tool_name="AskUserQuestion", access="other", title=q["question"], raw_input={"questions": questions},

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from sidecar.errors import ToolError
+from sidecar.errors import ClientRequestError, ToolError
 from sidecar.tools.base import TextBlock, ToolOutput
 from sidecar.tools.context import ToolContext
 from sidecar.tools.lsp.lsp import redact_literals
@@ -132,14 +132,14 @@ async def _current(ctx: ToolContext, path: Path, time_limit: float, settle: floa
 
 async def _from_editor(ctx: ToolContext, path: Path) -> Diagnostics | None:
     uri = path.as_uri()
-    answer = await ctx.session.client.diagnostics([uri])
-    items = answer.get("items") if isinstance(answer, dict) else None
-    if not isinstance(items, list):
+    try:
+        answer = await ctx.session.client.diagnostics([uri])
+    except ClientRequestError as exc:  # no source can tell: the edit goes on without diagnostics
+        log.debug("the editor's diagnostics failed: %s", exc)
         return None
-    for item in items:
-        if isinstance(item, dict) and _same_file(str(item.get("uri", "")), path):
-            diags = item.get("diagnostics")
-            return list(diags) if isinstance(diags, list) else []
+    for item in answer["items"]:
+        if _same_file(item["uri"], path):
+            return list(item["diagnostics"])
     return []
 
 

@@ -20,11 +20,12 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 from pydantic import Field
 
+from sidecar.client_messages import LspOperation, LspQueryParams
 from sidecar.errors import ClientRequestError, ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.base import Location, Tool, ToolInput, ToolKind, ToolOutput
@@ -36,8 +37,7 @@ from sidecar.workspace.paths import display_path, resolve_path
 # servers (the headless language servers) is imported where it is used: it imports pygls and lsprotocol
 # (seconds), which a session that never asks a language server does not need.
 
-Operation = Literal["goToDefinition", "findReferences", "hover", "documentSymbol", "workspaceSymbol",
-                    "goToImplementation", "prepareCallHierarchy", "incomingCalls", "outgoingCalls"]
+Operation = LspOperation  # the editor's _sidecar/lsp_query takes the same names
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_LOCATIONS = 100
@@ -189,7 +189,7 @@ class LSPTool(Tool[LSPInput]):
 
 # ---- the two routes ------------------------------------------------------------------------------
 
-Backend = Callable[[str, dict[str, Any]], Awaitable[Any]]
+Backend = Callable[[Operation, dict[str, Any]], Awaitable[Any]]
 
 
 def _backend(ctx: ToolContext, path: Path) -> Backend:
@@ -199,8 +199,8 @@ def _backend(ctx: ToolContext, path: Path) -> Backend:
 
 
 def _editor_backend(ctx: ToolContext) -> Backend:
-    async def ask(operation: str, params: dict[str, Any]) -> Any:
-        wire: dict[str, Any] = {"operation": operation, "uri": params["uri"]}
+    async def ask(operation: Operation, params: dict[str, Any]) -> Any:
+        wire: LspQueryParams = {"operation": operation, "uri": params["uri"]}
         if operation not in ("documentSymbol", "workspaceSymbol"):
             wire["position"] = params["position"]
         if operation == "workspaceSymbol":
@@ -213,7 +213,7 @@ def _editor_backend(ctx: ToolContext) -> Backend:
             raise ToolError(f"The editor could not answer {operation}: {exc.detail}. Make sure a "
                             "language extension for this file type is installed and active, or use "
                             "Grep/Read.") from exc
-        return answer.get("result") if isinstance(answer, dict) else None
+        return answer["result"]
     return ask
 
 
@@ -249,7 +249,7 @@ def _headless_backend(ctx: ToolContext, path: Path) -> Backend:
 
     servers = language_servers(ctx.session)
 
-    async def ask(operation: str, params: dict[str, Any]) -> Any:
+    async def ask(operation: Operation, params: dict[str, Any]) -> Any:
         server = await servers.server_for(path)
         provider = PROVIDERS[operation]
         if not server.capabilities.get(provider):

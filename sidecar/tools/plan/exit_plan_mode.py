@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from sidecar.client_messages import PermissionOption
 from sidecar.errors import ToolError
 from sidecar.permissions.request import PermissionRequest
 from sidecar.tools.base import Tool, ToolInput, ToolKind, ToolOutput
@@ -31,7 +32,7 @@ class ExitPlanModeInput(ToolInput):
     plan: str = Field(description="The plan to run by the user, in Markdown.")
 
 
-OPTIONS: list[dict[str, Any]] = [
+OPTIONS: list[PermissionOption] = [
     {"optionId": "acceptEdits", "name": "Yes, and auto-accept edits", "kind": "allow_always"},
     {"optionId": "default", "name": "Yes, and manually approve edits", "kind": "allow_once"},
     {"optionId": "plan", "name": "No, keep planning", "kind": "reject_once"},
