@@ -21,6 +21,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sidecar.model.pricing import charge
 from sidecar.workspace.checkpoints import CHECKPOINTS
 from sidecar.workspace.ledger import LEDGER
 
@@ -116,6 +117,7 @@ async def summarise(agent: AgentLoop, messages: list[dict[str, Any]], instructio
         del request["thinking"]
     request["tool_choice"] = {"type": "none"}
     reply = await agent.model.complete(request)
+    charge(agent.session, str(request["model"]), reply.usage, agent.model.settings.prices)
     text = "".join(b.get("text", "") for b in reply.content if b.get("type") == "text").strip()
     return text or "(the model returned an empty summary)"
 

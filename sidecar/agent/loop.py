@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar.client_messages import ModelRetryParams
 from sidecar.model.client import ModelClient, ModelReply, RetryInfo, StreamCallbacks
-from sidecar.model.pricing import USAGE_METER
+from sidecar.model.pricing import USAGE_METER, charge
 from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
 from sidecar.session import ServiceKey
 from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
@@ -310,9 +310,8 @@ class AgentLoop:
         used = int(u.get("input_tokens", 0)) + int(u.get("cache_read_input_tokens", 0)) + \
             int(u.get("cache_creation_input_tokens", 0)) + int(u.get("output_tokens", 0))
         self.session.last_usage = {"used": used, **u}
+        charge(self.session, self.model_name or self.model.settings.model, u, self.model.settings.prices)
         meter = self.session.find_service(USAGE_METER)
-        if meter is not None:  # the turn's and session's spend, sub-agents' requests included
-            meter.add(self.model_name or self.model.settings.model, u, self.model.settings.prices)
         if self.label is None:
             update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": used,
                                       "size": self.model.settings.context_window}

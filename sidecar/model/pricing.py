@@ -210,3 +210,12 @@ class UsageMeter:
 
 # The session's spend (``session/new`` starts one, ``session/load`` restores it from the log).
 USAGE_METER = ServiceKey[UsageMeter]("usage_meter")
+
+
+def charge(session: Any, model: str, usage: dict[str, Any], overrides: dict[str, Price] | None = None) -> None:
+    """A model request made for the session (the agent's, a sub-agent's, a compaction summary, a web
+    tool's) counts in its turn and its total; a session without a meter (a test's) counts nothing."""
+    find = getattr(session, "find_service", None)
+    meter = find(USAGE_METER) if find is not None else None
+    if meter is not None:
+        meter.add(model, usage, overrides)

@@ -105,3 +105,18 @@ async def test_a_model_without_a_price_shows_tokens_and_the_user_s_price_setting
         "sessionId": session, "prompt": [{"type": "text", "text": "hello"}]})
     # 1000 × $1 + 200 × $2 per million.
     assert result["_meta"]["sidecar"]["spend"]["cost"] == {"amount": 0.0014, "currency": "USD"}
+
+
+async def test_a_compaction_summary_counts_in_the_turn_that_asked_for_it(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    model_server.add_turns([{"content": [{"type": "text", "text": "first"}], "usage": USAGE},
+                            {"content": [{"type": "text", "text": "the summary"}], "usage": USAGE}])
+    harness = await make_sidecar(settings={"model": "claude-sonnet-5-5"})
+    session = await harness.new_session(workspace)
+    await harness.process.request("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]})
+    result = await harness.process.request("session/prompt", {
+        "sessionId": session, "prompt": [{"type": "text", "text": "/compact"}]})
+    assert "summary" in str(model_server.message_requests()[-1].body["messages"][-1])
+    spend = result["_meta"]["sidecar"]["spend"]
+    assert spend["cost"] == {"amount": 0.0165, "currency": "USD"}
+    assert spend["session"]["cost"] == {"amount": 0.033, "currency": "USD"}

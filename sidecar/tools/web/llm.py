@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from sidecar.model.client import MODEL, ModelClient, ModelReply, StreamCallbacks
+from sidecar.model.pricing import charge
 from sidecar.model.settings import ModelSettings
 
 WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
@@ -56,6 +57,7 @@ async def extract(session: Any, url: str, markdown: str, prompt: str) -> str:
             "messages": [{"role": "user", "content": [{"type": "text",
                                                        "text": extraction_prompt(url, markdown, prompt)}]}],
         })
+        charge(session, client.settings.small_model, reply.usage, client.settings.prices)
     text = "\n".join(b.get("text", "") for b in reply.content if b.get("type") == "text").strip()
     return text
 
@@ -71,7 +73,7 @@ async def server_search(session: Any, query: str, allowed_domains: list[str] | N
     if blocked_domains:
         tool["blocked_domains"] = blocked_domains
     async with model_client(session) as client:
-        return await client.stream({
+        reply = await client.stream({
             "model": client.settings.model,
             "max_tokens": 4096,
             "system": "You are an assistant for performing a web search tool use. Search the web for the "
@@ -80,3 +82,6 @@ async def server_search(session: Any, query: str, allowed_domains: list[str] | N
                 {"type": "text", "text": f"Perform a web search for the query: {query}"}]}],
             "tools": [tool],
         }, StreamCallbacks(on_block=on_block))
+        # the tokens; the per-search fee of the server tool is not priced
+        charge(session, client.settings.model, reply.usage, client.settings.prices)
+        return reply
