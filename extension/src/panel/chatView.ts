@@ -64,7 +64,7 @@ function panelSurface(panel: vscode.WebviewPanel): Surface {
       return panel.visible;
     },
     show: (preserveFocus) => panel.reveal(undefined, preserveFocus),
-    setBadge: () => undefined, // an editor tab has no badge; the side bar's counts every chat's
+    setBadge: () => undefined, // an editor tab has no badge: its status line says what waits in it
     onDidChangeVisibility: (listener) => panel.onDidChangeViewState(listener),
     onDidDispose: (listener) => panel.onDidDispose(listener),
   };
