@@ -61,7 +61,8 @@ async def build_session(core: SessionCore, session: Session, saved: SavedSession
     session.provide(CLIENT_SETTINGS, core.client_settings)
     session.provide(WORKSPACE_SETTINGS, core.workspace_settings)
     gate = session.permissions = PermissionGate(session)
-    session.mode = gate.initial_mode(session.mode, new=not session.history)
+    if not session.mode_chosen:  # a loaded session keeps the mode its user set
+        session.mode = gate.initial_mode(session.mode, new=not session.history)
     names = secret_env_names(session)
     if names:  # ``secretEnvVars``: out of this process's environment too, not only its children's
         capture_secrets(names)

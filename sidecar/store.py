@@ -45,6 +45,8 @@ class SavedSession:
     events: list[dict[str, Any]]
     # The session's config options as last set (``model``, ``effort``); empty in logs before 0.3.
     config: dict[str, str] = field(default_factory=dict)
+    # The user set the mode (``session/set_mode``, audited ``by: "user"``): no settings' mode replaces it.
+    mode_chosen: bool = False
 
 
 def _flush_at_exit(ref: weakref.ref[SessionStore]) -> None:
@@ -175,6 +177,7 @@ class SessionStore:
         messages: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []
         mode = "default"
+        mode_chosen = False
         config: dict[str, str] = {}
         title: str | None = None
         skipped = 0
@@ -206,6 +209,8 @@ class SessionStore:
                 title = event["title"]
             elif kind == "truncate":
                 del messages[event["length"]:]
+            elif kind == "audit" and event.get("event") == "mode" and event.get("by") == "user":
+                mode_chosen = True
             events.append(event)
         if skipped:
             log.warning("session %s: %d unusable line(s) skipped", session_id, skipped)
@@ -219,6 +224,7 @@ class SessionStore:
             messages=messages,
             events=events,
             config=config,
+            mode_chosen=mode_chosen,
         )
 
     def list(self, cwd: str | None = None) -> list[SavedSession]:

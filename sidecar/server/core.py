@@ -307,7 +307,7 @@ class SessionCore:
         session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
                           additional_directories=[Path(d) for d in requested or saved.additional_directories],
                           history=list(saved.messages), title=saved.title,
-                          mode=saved.mode if saved.mode in MODES else "default")
+                          mode=saved.mode if saved.mode in MODES else "default", mode_chosen=saved.mode_chosen)
         await self._start(session, saved)
         registry = session.service(REGISTRY)
         updates = replay_log(saved.events, registry.describe_call)

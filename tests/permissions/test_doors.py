@@ -221,6 +221,40 @@ async def test_trust_at_the_first_prompt_brings_the_project_mode_unless_the_user
         assert kinds == ["workspace"]
 
 
+async def test_a_loaded_session_keeps_the_mode_its_user_chose_when_trust_comes(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """The choice is in the session's log: loaded by another sidecar, the session keeps ``default`` when
+    the workspace is trusted at its first prompt (the project's ``defaultMode`` would write without asking)."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
+    target = workspace / "new.txt"
+    first = await start("acp", sidecar_env, model_server, tmp_path)
+    try:
+        session_id = (await new_session(first, workspace))["sessionId"]
+        await first.process.request("session/set_mode", {"sessionId": session_id, "modeId": "default"})
+    finally:
+        await first.process.close()
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    harness.permission_policy = trust_the_workspace_only
+    try:
+        loaded = await harness.process.request("session/load", {"sessionId": session_id, "cwd": str(workspace),
+                                                                "mcpServers": []})
+        assert loaded["modes"]["currentModeId"] == "default"
+        model_server.add_turns([
+            {"content": [{"type": "tool_use", "name": "Write",
+                          "input": {"file_path": str(target), "content": "written\n"}}]},
+            {"content": [{"type": "text", "text": "done"}]},
+        ])
+        assert await harness.prompt(session_id, "write new.txt") == "end_turn"
+        modes = [u["currentModeId"] for u in harness.process.updates_for(session_id, "current_mode_update")]
+    finally:
+        await harness.process.close()
+    kinds = [((p["toolCall"].get("_meta") or {}).get("sidecar") or {}).get("trust")
+             for p in harness.permission_requests]
+    assert kinds == ["workspace", None]  # trusted, then the Write was asked about (and refused)
+    assert "acceptEdits" not in modes
+    assert not target.exists()
+
 async def test_project_secret_env_vars_cannot_unset_the_managed_policy(
         workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
     canary = tmp_path / "outside-secret.txt"
