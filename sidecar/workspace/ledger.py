@@ -41,10 +41,11 @@ seeks instead of rescanning.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,7 @@ class ReadLedger:
         self._entries: dict[Path, LedgerEntry] = {}
         self.content_budget = content_budget
         self._kept: dict[Path, int] = {}  # paths whose entry keeps content, least recently used first
+        self._landing: set[Path] = set()  # the agent's own write is being renamed into place off the loop
 
     def _keep(self, entry: LedgerEntry, content: bytes | None) -> None:
         """Keep ``content`` on ``entry`` within the budget (None or too large: keep nothing)."""
@@ -185,6 +187,17 @@ class ReadLedger:
             victim = self._entries.get(oldest)
             if victim is not None:
                 victim.content = None
+
+    @contextlib.contextmanager
+    def landing(self, path: Path) -> Iterator[None]:
+        """While the agent's own write of ``path`` lands off the event loop (Edit renames in a thread),
+        before ``record_write``: a watcher event for it then is the agent's write, not someone else's.
+        A real change in that window is still caught by ``check_now`` before the next model request."""
+        self._landing.add(path)
+        try:
+            yield
+        finally:
+            self._landing.discard(path)
 
     def seen_content(self, path: Path) -> bytes | None:
         """The bytes the agent last saw of ``path`` (what its fingerprint describes), if kept."""
@@ -262,7 +275,7 @@ class ReadLedger:
     def mark_stale(self, path: Path) -> bool:
         """Mark ``path`` stale if the file differs from what was read. True when newly marked."""
         entry = self._entries.get(path)
-        if entry is None or entry.stale:
+        if entry is None or entry.stale or path in self._landing:
             return False
         now = stat_fingerprint(path)
         if entry.fingerprint.source == "client":

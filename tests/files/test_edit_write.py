@@ -10,6 +10,8 @@ import stat
 import sys
 from pathlib import Path
 
+import pytest
+
 from sidecar.permissions.rules import parse_rule
 from sidecar.workspace.buffers import BUFFERS, OpenBuffers
 from sidecar.workspace.watcher import WATCHER
@@ -127,6 +129,38 @@ async def test_dirty_buffer_never_overwritten(agent: Agent, ws: Path) -> None:
     await agent.call("Read", file_path=str(f))
     text, err, _ = await agent.call("Edit", file_path=str(f), old_string="a = 1", new_string="a = 5")
     assert not err, text
+
+
+async def test_watcher_event_during_edits_rename_is_not_a_notice(
+    agent: Agent, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher's event for Edit's own rename can reach the loop before the ledger records the write
+    (the rename runs in a thread; seen in a loaded CI run): it must not read as someone else's change."""
+    import sidecar.tools.files.edit as edit_module
+
+    f = ws / "race.py"
+    f.write_text("x=1\n")
+    await agent.call("Read", file_path=str(f))
+    watcher = agent.session.service(WATCHER)
+    real_commit = edit_module.commit_temp
+
+    def commit_then_event(tmp: object, path: Path) -> object:
+        written = real_commit(tmp, path)  # type: ignore[arg-type]
+        done = asyncio.run_coroutine_threadsafe(_deliver(watcher, path), loop)
+        done.result(5)  # the event is handled on the loop before the rename's await returns
+        return written
+
+    async def _deliver(w: object, path: Path) -> None:
+        w.on_disk_change(path)  # type: ignore[attr-defined]
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(edit_module, "commit_temp", commit_then_event)
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x=1", new_string="x=2")
+    assert not err, text
+    assert agent.session.pending_notices == []
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x=2", new_string="x=3")
+    assert not err, text  # not marked stale either
+    assert f.read_text() == "x=3\n"
 
 
 async def test_formatter_rewrites_after_edit_notice_and_refusal(agent: Agent, ws: Path) -> None:

@@ -424,22 +424,24 @@ async def _land(ctx: ToolContext, path: Path, who: str, st: os.stat_result, chan
         if old_fd is not None:
             os.close(old_fd)
         raise stale()
-    try:
-        written = await loop.run_in_executor(None, commit_temp, tmp, path)
-    except BaseException:
-        if old_fd is not None:
-            os.close(old_fd)
-        raise
-    late = late_write(old_fd, st, old_data) if old_fd is not None else None
-    if late is not None:
-        note = _keep_late_write(ctx, path, who, late)
-        summary = f"{summary}\n\n{note}" if summary else note
-    kept: bytes | None = None
-    if isinstance(pieces, bytes):
-        kept = pieces if len(pieces) <= CONTENT_FILE_MAX else None
-    elif sum(len(p) for p in pieces) <= CONTENT_FILE_MAX:  # kept for a later rebase (ledger budget)
-        kept = b"".join(pieces)
-    ledger_of(ctx).record_write(path, fingerprint_of(path, b"", written, data_digest=new_digest), kept)
+    ledger = ledger_of(ctx)
+    with ledger.landing(path):  # the watcher may see the rename before record_write below
+        try:
+            written = await loop.run_in_executor(None, commit_temp, tmp, path)
+        except BaseException:
+            if old_fd is not None:
+                os.close(old_fd)
+            raise
+        late = late_write(old_fd, st, old_data) if old_fd is not None else None
+        if late is not None:
+            note = _keep_late_write(ctx, path, who, late)
+            summary = f"{summary}\n\n{note}" if summary else note
+        kept: bytes | None = None
+        if isinstance(pieces, bytes):
+            kept = pieces if len(pieces) <= CONTENT_FILE_MAX else None
+        elif sum(len(p) for p in pieces) <= CONTENT_FILE_MAX:  # kept for a later rebase (ledger budget)
+            kept = b"".join(pieces)
+        ledger.record_write(path, fingerprint_of(path, b"", written, data_digest=new_digest), kept)
     head = f"The file {who} has been updated"
     if change.replaced > 1:
         head += f" ({change.replaced} occurrences replaced)"
