@@ -110,13 +110,15 @@ async def part_sessions(n: int, delay: float) -> None:
 
     sidecar = await start_sidecar(env)
     cpu: dict[int, float] = {}
+    own: dict[int, float] = {}
 
-    def cpu_seconds() -> float:
-        """CPU time of the sidecar and its waited-for children (rg, …), from /proc/PID/stat."""
+    def cpu_seconds() -> tuple[float, float]:
+        """CPU time of the sidecar itself and with its waited-for children (git, rg, …), from /proc/PID/stat."""
         assert sidecar.proc is not None
         stat = Path(f"/proc/{sidecar.proc.pid}/stat").read_text()
-        fields = stat[stat.rfind(")") + 2:].split()
-        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        ticks = [int(x) for x in stat[stat.rfind(")") + 2:].split()[11:15]]
+        tick = os.sysconf("SC_CLK_TCK")
+        return sum(ticks[:2]) / tick, sum(ticks) / tick
 
     try:
         async def burst(count: int) -> float:
@@ -126,7 +128,8 @@ async def part_sessions(n: int, delay: float) -> None:
             started, cpu0 = time.monotonic(), cpu_seconds()
             reasons = await asyncio.gather(*(prompt(sidecar, s, "read, glob, grep") for s in sessions))
             took = time.monotonic() - started
-            cpu[count] = cpu_seconds() - cpu0
+            own1, all1 = cpu_seconds()
+            own[count], cpu[count] = own1 - cpu0[0], all1 - cpu0[1]
             if set(reasons) != {"end_turn"}:
                 raise RuntimeError(f"stop reasons {reasons}")
             return took
@@ -144,7 +147,9 @@ async def part_sessions(n: int, delay: float) -> None:
     print(f"5 sessions: {small:.2f} s (again after: {small2:.2f} s); {n} sessions: {big:.2f} s; "
           f"{n} vs 5 = {ratio:.2f}x (goal <= 2x for 50)")
     print(f"CPU of the sidecar and its children: {cpu.get(5, 0):.2f} s for 5 sessions, {cpu.get(n, 0):.2f} s for {n} "
-          f"({cpu.get(n, 0) / max(n, 1) * 1000:.0f} ms a session): a burst is CPU-bound on this machine when the "
+          f"({cpu.get(n, 0) / max(n, 1) * 1000:.0f} ms a session, the sidecar's own "
+          f"{own.get(n, 0) / max(n, 1) * 1000:.0f} ms; 5 sessions: {cpu.get(5, 0) / 5 * 1000:.0f} ms, own "
+          f"{own.get(5, 0) / 5 * 1000:.0f} ms): a burst is CPU-bound on this machine when the "
           "CPU it needs exceeds what the machine's load leaves it")
     cores = os.cpu_count() or 1
     floor = max(2 * delay, cpu.get(n, 0) / cores)

@@ -14,26 +14,50 @@ ref holds. ``core.bigFileThreshold=1`` makes ``git add`` stream every new blob i
 instead of one loose object file each: a session's first snapshot of a 200-file workspace took 47–57 ms
 of CPU as loose objects, 21 ms as a pack (no delta compression is attempted for those blobs; ``gc`` at
 pruning time packs them again).
+
+Processes per snapshot (issue 29: a session's first one ran eight, ~27 ms of CPU): the repository is laid
+out by hand (``HEAD``, ``config``, ``objects/``, ``refs/``: what ``git init`` writes, without the two
+``git config`` calls that only repeated what every command passes with ``-c``); the commit object and the
+ref are written here too (a loose object is a zlib-deflated ``commit <size>\0<body>`` named by its SHA-1;
+a loose ref a file holding the commit), so a snapshot is ``ls-files``, ``add`` when something changed,
+and ``write-tree`` only when the index did (nothing staged since the last snapshot: its tree again). A
+new session's repository of a work tree another session of this process already snapshotted starts from
+that one's index (copied with its timestamps, so git's racy-entry checks hold) and its packs (hard links:
+packs are immutable), so its first snapshot hashes only what changed instead of the whole workspace.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
 import os
 import shutil
 import stat
 import subprocess
+import threading
 import time
+import uuid
+import weakref
+import zlib
 from pathlib import Path
 
+from sidecar.errors import ToolError
 from sidecar.secrets import scrubbed_env
 from sidecar.workspace.gitenv import safe_git_env
+from sidecar.workspace.textfile import atomic_write
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FILES_PER_SNAPSHOT = 50_000
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+IDENTITY = "sidecar <sidecar@localhost>"
+CONFIG = b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tautocrlf = false\n"
+
+# Work tree → the repository of this process that last finished a snapshot of it (a new one seeds from it).
+_LAST_SNAPSHOT: weakref.WeakValueDictionary[Path, ShadowRepo] = weakref.WeakValueDictionary()
+_LAST_SNAPSHOT_LOCK = threading.Lock()
 
 
 class ShadowError(Exception):
@@ -53,6 +77,11 @@ class ShadowRepo:
                      "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_COMMON_DIR"):
             env.pop(name, None)
         self.env = env
+        # Held while git runs in the repository (snapshots run in worker threads; a new session's
+        # repository copies this one's index and packs under it).
+        self.lock = threading.RLock()
+        # The tree of the last snapshot while the index still matches it (set by this process only).
+        self._last_tree: str | None = None
 
     def git(self, *args: str, input: bytes | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> bytes:
@@ -67,14 +96,48 @@ class ShadowRepo:
     def ensure(self) -> None:
         if (self.git_dir / "HEAD").exists():
             return
-        self.git_dir.mkdir(parents=True, exist_ok=True)
-        bare = {k: v for k, v in self.env.items() if k not in ("GIT_WORK_TREE", "GIT_DIR")}
-        self.git("init", "-q", "--bare", "--template=", str(self.git_dir), env=bare)  # no sample hooks to copy
-        self.git("config", "core.bare", "false")
-        self.git("config", "core.autocrlf", "false")
+        staging = self.git_dir.with_name(f"{self.git_dir.name}.new-{uuid.uuid4().hex[:8]}")
+        try:
+            for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+                (staging / sub).mkdir(parents=True)
+            (staging / "config").write_bytes(CONFIG)
+            self._seed(staging)
+            (staging / "HEAD").write_bytes(b"ref: refs/heads/main\n")
+            shutil.rmtree(self.git_dir, ignore_errors=True)  # a layout left without HEAD by a crash
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(staging, self.git_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _seed(self, staging: Path) -> None:
+        """Start from the index and packs of another repository of the same work tree, when there is one."""
+        with _LAST_SNAPSHOT_LOCK:
+            sibling = _LAST_SNAPSHOT.get(self.work_tree)
+        if sibling is None or sibling is self:
+            return
+        with sibling.lock:
+            try:
+                packs = [e.name for e in os.scandir(sibling.git_dir / "objects" / "pack")
+                         if not e.name.startswith("tmp_")]
+                for name in packs:
+                    os.link(sibling.git_dir / "objects" / "pack" / name, staging / "objects" / "pack" / name)
+                shutil.copy2(sibling.git_dir / "index", staging / "index")
+            except OSError as exc:  # gone, another file system: a fresh start hashes the workspace instead
+                log.info("checkpoint repository not seeded from %s: %s", sibling.git_dir, exc)
+                for entry in os.scandir(staging / "objects" / "pack"):
+                    os.unlink(entry.path)
+                with _suppress_missing():
+                    os.unlink(staging / "index")
 
     def snapshot(self, ref: str, message: str) -> str:
         """Commit the work tree as it is now (changes since the last snapshot staged); returns the commit."""
+        with self.lock:
+            commit = self._snapshot(ref, message)
+        with _LAST_SNAPSHOT_LOCK:
+            _LAST_SNAPSHOT[self.work_tree] = self
+        return commit
+
+    def _snapshot(self, ref: str, message: str) -> str:
         self.ensure()
         out = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
         paths = [p for p in out.split(b"\0") if p]
@@ -93,12 +156,29 @@ class ShadowRepo:
             log.warning("checkpoint of %s: %d changed files, only the first %d kept", self.work_tree,
                         len(paths), MAX_FILES_PER_SNAPSHOT)
         if chosen:
+            self._last_tree = None
             self.git("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
                      input=b"\0".join(chosen) + b"\0", check=False)
-        tree = self.git("write-tree").decode().strip()
-        commit = self.git("commit-tree", tree, "-m", message).decode().strip()
-        self.git("update-ref", ref, commit)
+        tree = self._last_tree or self.git("write-tree").decode().strip()
+        self._last_tree = tree
+        commit = self._write_object(b"commit", f"tree {tree}\nauthor {IDENTITY} {int(time.time())} +0000\n"
+                                    f"committer {IDENTITY} {int(time.time())} +0000\n\n{message}\n".encode())
+        self._write_ref(ref, commit)
         return commit
+
+    def _write_object(self, kind: bytes, body: bytes) -> str:
+        """A loose object, as ``git hash-object -w`` writes it; returns its name."""
+        data = kind + b" " + str(len(body)).encode() + b"\0" + body
+        name = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+        target = self.git_dir / "objects" / name[:2] / name[2:]
+        if not target.exists():
+            _write_file(target, zlib.compress(data), 0o444)
+        return name
+
+    def _write_ref(self, ref: str, commit: str) -> None:
+        """A loose ref, as ``git update-ref`` writes it (the repository is ours: the files ref backend)."""
+        target = self.git_dir / ref
+        _write_file(target, f"{commit}\n".encode(), 0o644)
 
     def changed(self, a: str, b: str) -> set[str]:
         """Paths (relative, posix) whose content or mode differs between two snapshots."""
@@ -139,8 +219,21 @@ class ShadowRepo:
         self.git("update-ref", "-d", ref, check=False)
 
     def prune(self) -> None:
-        self.git("reflog", "expire", "--expire=now", "--all", check=False)
-        self.git("gc", "-q", "--prune=now", check=False)
+        with self.lock:  # a new session's repository may be linking this one's packs
+            self.git("reflog", "expire", "--expire=now", "--all", check=False)
+            self.git("gc", "-q", "--prune=now", check=False)
+
+
+def _write_file(target: Path, data: bytes, mode: int) -> None:
+    """Write ``target`` whole or not at all (not fsynced: git does not fsync its loose objects either)."""
+    try:
+        atomic_write(target, data, mode, create_parents=True, durable=False)
+    except ToolError as exc:
+        raise ShadowError(str(exc)) from None
+
+
+def _suppress_missing() -> contextlib.suppress:
+    return contextlib.suppress(FileNotFoundError)
 
 
 def prune_old_repos(root: Path, max_age_s: float, keep: str) -> None:
