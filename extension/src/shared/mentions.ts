@@ -157,7 +157,8 @@ export function formatTerminal(name: string, runs: readonly TerminalRun[]): { te
     let output = plainTerminalText(run.output).replace(/\s+$/, '');
     if (output.length > MAX_COMMAND_OUTPUT) output = `[… ${output.length - MAX_COMMAND_OUTPUT} characters cut]\n${output.slice(-MAX_COMMAND_OUTPUT)}`;
     const end = run.running ? '(still running)' : run.exitCode !== undefined ? `(exit code ${run.exitCode})` : '(exit code unknown)';
-    const part = [`$ ${run.command}`, ...(output ? [output] : []), end].join('\n');
+    // Empty: the command printed nothing, or it ended before the extension host's read() began (a fast one).
+    const part = [`$ ${run.command}`, output || (run.running ? '' : '(no output captured)'), end].filter(Boolean).join('\n');
     if (total + part.length > MAX_TERMINAL_CHARS && parts.length) break;
     parts.unshift(part);
     total += part.length;

@@ -391,7 +391,7 @@ export class Composer {
   private renderContext(): void {
     this.contextEl.textContent = '';
     this.context.forEach((c, i) => {
-      const chip = el('span', `chip ${c.kind}${c.error ? ' error' : ''}`);
+      const chip = el('span', `chip ${c.kind}${c.error ? ' chip-error' : ''}`);
       if (c.error) chip.title = c.error;
       if (c.kind === 'image' && c.data) {
         const img = el('img', 'chip-thumb');

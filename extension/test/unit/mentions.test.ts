@@ -151,15 +151,17 @@ describe('@terminal text', () => {
       { command: 'echo one', output: 'one\n', exitCode: 0 },
       { command: 'npm test', output: `${'x'.repeat(5000)}\nFAIL 2 tests\n`, exitCode: 1 },
       { command: 'sleep 9', output: '', running: true },
+      { command: 'cd src', output: '\x1b]633;D;0\x07', exitCode: 0 },
     ];
     const { text, label } = formatTerminal('bash', runs);
     expect(label).toBe('Terminal (bash)');
     const parts = text.split('\n\n');
-    expect(parts[0]).toBe('Terminal "bash": the last 3 commands, oldest first');
+    expect(parts[0]).toBe('Terminal "bash": the last 4 commands, oldest first');
     expect(parts[1]).toBe('$ echo one\none\n(exit code 0)');
     expect(parts[2]).toMatch(/^\$ npm test\n\[… \d+ characters cut\]\nx+\nFAIL 2 tests\n\(exit code 1\)$/);
     expect(parts[2]?.length).toBeLessThan(4100);
     expect(parts[3]).toBe('$ sleep 9\n(still running)');
+    expect(parts[4]).toBe('$ cd src\n(no output captured)\n(exit code 0)');
   });
 
   it('keeps at most 5 commands and 12,000 characters, the newest kept', () => {
