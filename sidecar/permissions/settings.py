@@ -23,6 +23,7 @@ its ``permissions.defaultMode``.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -110,8 +111,16 @@ class SettingsSource:
 class Settings:
     sources: list[SettingsSource]
     problems: list[str] = field(default_factory=list)
+    _rules: list[Rule] | None = field(default=None, init=False, repr=False, compare=False)
 
     def rules(self) -> list[Rule]:
+        """Every source's rules, parsed once per Settings (the loader hands out the same one until a
+        source changes); a new list each call."""
+        if self._rules is None:
+            self._rules = self._parse_rules()
+        return list(self._rules)
+
+    def _parse_rules(self) -> list[Rule]:
         out: list[Rule] = []
         for src in self.sources:
             perms = src.permissions()
@@ -168,8 +177,24 @@ class Settings:
                 if isinstance(src.data.get("hooks"), dict)]
 
 
+Stamp = tuple[int, int, int] | None  # a settings file's (inode, mtime ns, size); None: absent
+
+
+def _stamp(path: Path) -> Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
 class SettingsLoader:
-    """Reads the sources, re-reading a file only when its mtime or size changed."""
+    """Reads the sources, re-reading a file only when its inode, mtime or size changed.
+
+    A session asks for its settings ~18 times a turn (every rule check, every hook event, the mode): the
+    same ``Settings`` is handed out again while the files' stamps, the editor's settings (compared by
+    value), the trust state and the granted rules are what they were, so a check costs four ``stat``
+    calls and a settings file changed between (or during) turns is read on the next check."""
 
     def __init__(self, cwd: Path, client_settings: dict[str, Any] | None = None,
                  trusted: Callable[[], bool] | None = None,
@@ -183,41 +208,52 @@ class SettingsLoader:
         self.trusted = trusted
         # Allow rules the user granted in this workspace (they apply even when it is not trusted).
         self.granted = granted
-        self._cache: dict[Path, tuple[tuple[int, int], SettingsSource]] = {}
+        self._cache: dict[Path, tuple[Stamp, SettingsSource]] = {}
         # The workspace's two settings paths, built once per ``cwd`` (loaded on every tool call, ~3 times).
         self._paths_of: tuple[Path, Path, Path] | None = None
+        # What the last Settings was made of (paths and stamps, trust, granted rules; the editor's
+        # settings as they were, copied) and the Settings.
+        self._last: tuple[tuple[object, ...], dict[str, Any], dict[str, Any], Settings] | None = None
 
     def load(self) -> Settings:
         if self._paths_of is None or self._paths_of[0] is not self.cwd:
             self._paths_of = (self.cwd, local_settings_path(self.cwd), project_settings_path(self.cwd))
         _, local, project = self._paths_of
+        files = (("managed", managed_settings_path()), ("local", local), ("project", project),
+                 ("user", user_settings_path()))
+        stamps = tuple(_stamp(path) for _, path in files)
+        trusted = self.trusted is None or self.trusted()
+        granted = () if trusted or self.granted is None else tuple(self.granted())
+        client = self.client_settings if isinstance(self.client_settings, dict) else {}
+        key = (files, stamps, trusted, granted)
+        last = self._last
+        if last is not None and last[0] == key and last[1] == client and last[2] == self.workspace_settings:
+            return last[3]
+        read = {name: self._file(name, path, stamp) for (name, path), stamp in zip(files, stamps, strict=True)}
         sources = [
-            self._file("managed", managed_settings_path()),
-            SettingsSource("client", None,
-                           self.client_settings if isinstance(self.client_settings, dict) else {}),
+            read["managed"],
+            SettingsSource("client", None, client),
             SettingsSource("workspace", None, workspace_scope(self.workspace_settings)),
-            self._file("local", local),
-            self._file("project", project),
-            self._file("user", user_settings_path()),
+            read["local"],
+            read["project"],
+            read["user"],
         ]
-        if self.trusted is not None and not self.trusted():
-            granted = self.granted() if self.granted is not None else ()
+        if not trusted:
             sources = [SettingsSource(s.name, s.path, restricting_only(s.data, granted), s.problem)
                        if s.name in REPO_SOURCES else s for s in sources]
         problems = [f"{s.name} settings {s.path}: {s.problem}" for s in sources if s.problem]
-        return Settings(sources, problems)
+        settings = Settings(sources, problems)
+        self._last = (key, copy.deepcopy(client), copy.deepcopy(self.workspace_settings), settings)
+        return settings
 
-    def _file(self, name: str, path: Path) -> SettingsSource:
-        try:
-            st = path.stat()
-        except OSError:
+    def _file(self, name: str, path: Path, stamp: Stamp) -> SettingsSource:
+        if stamp is None:
             return SettingsSource(name, path, {})
-        key = (st.st_mtime_ns, st.st_size)
         cached = self._cache.get(path)
-        if cached and cached[0] == key:
+        if cached and cached[0] == stamp:
             return cached[1]
         src = read_settings_file(name, path)
-        self._cache[path] = (key, src)
+        self._cache[path] = (stamp, src)
         return src
 
 

@@ -69,8 +69,24 @@ class TrustStore:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or trust_file()
+        # The file as last parsed, by its (inode, mtime ns, size): an untrusted workspace's settings ask
+        # for the granted rules on every check (~18 a turn). Never handed to a caller that changes it.
+        self._parsed: tuple[tuple[int, int, int], dict[str, Any]] | None = None
 
     def _read(self) -> dict[str, Any]:
+        """The file's content, parsed again only when it changed; callers must not change it."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return {}
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._parsed is not None and self._parsed[0] == stamp:
+            return self._parsed[1]
+        data = self._read_fresh()
+        self._parsed = (stamp, data)
+        return data
+
+    def _read_fresh(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -120,7 +136,7 @@ class TrustStore:
 
     def _update(self, cwd: Path, change: Any) -> None:
         with self._lock:
-            data = self._read()
+            data = self._read_fresh()  # changed below: never the parsed copy others read
             workspaces = data.setdefault("workspaces", {})
             if not isinstance(workspaces, dict):
                 workspaces = data["workspaces"] = {}

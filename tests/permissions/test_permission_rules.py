@@ -180,3 +180,29 @@ def test_broken_settings_file_is_reported_and_never_overwritten(tmp_path: Path) 
     with pytest.raises(ValueError):
         add_rule_to_settings_file(local, "Bash(ls)")
     assert local.read_text() == "{ not json"
+
+
+def test_settings_handed_out_again_only_while_nothing_they_come_from_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SIDECAR_MANAGED_SETTINGS", str(tmp_path / "none.json"))
+    client: dict[str, object] = {"permissions": {"allow": ["Bash(ls)"]}}
+    trusted, granted = [False], ["Bash(make)"]
+    loader = SettingsLoader(tmp_path, client, trusted=lambda: trusted[0], granted=lambda: granted)
+    write(tmp_path / ".claude/settings.json", {"permissions": {"allow": ["Bash(make)", "Bash(curl *)"]}})
+    first = loader.load()
+    assert loader.load() is first  # nothing changed: the same Settings, its rules parsed once
+
+    def texts() -> list[str]:
+        return sorted(r.text for r in loader.load().rules())
+
+    assert texts() == ["Bash(ls)", "Bash(make)"]  # untrusted: only the granted allow rule of the project
+    client["permissions"] = {"allow": ["Bash(pwd)"]}  # the editor's settings changed in place
+    assert texts() == ["Bash(make)", "Bash(pwd)"]
+    granted.append("Bash(curl *)")
+    assert texts() == ["Bash(curl *)", "Bash(make)", "Bash(pwd)"]
+    granted[:] = []
+    trusted[0] = True
+    assert texts() == ["Bash(curl *)", "Bash(make)", "Bash(pwd)"]
+    (tmp_path / ".claude/settings.json").unlink()
+    assert texts() == ["Bash(pwd)"]

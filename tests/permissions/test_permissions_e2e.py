@@ -194,3 +194,28 @@ async def test_a_pre_tool_use_hook_denies_a_command(
     assert trust["toolCall"]["_meta"]["sidecar"]["trust"] == "workspace"
     assert f"hook PreToolUse (.claude/settings.json): {guard}" in trust["toolCall"]["rawInput"]["items"]
     assert (workspace / "notes.txt").exists()
+
+
+async def test_a_settings_file_changed_between_turns_applies_to_the_next_call(
+        acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """The settings are handed out again while unchanged (issue 29); a change between turns is seen on the
+    next call: a deny rule added, then the same-sized file naming another file."""
+    notes = workspace / "notes.txt"
+    read = {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(notes)}}]}
+    model_server.add_turns([read, {"content": [{"type": "text", "text": "1"}]}] * 3)
+    session = await acp_sidecar.new_session(workspace)
+    assert await acp_sidecar.prompt(session, "read it") == "end_turn"
+    assert last_result(model_server).get("is_error") is not True
+    local = workspace / ".claude/settings.local.json"
+    local.parent.mkdir()
+    local.write_text(json.dumps({"permissions": {"deny": ["Read(./notes.txt)"]}}))
+    assert await acp_sidecar.prompt(session, "read it again") == "end_turn"
+    denied = last_result(model_server)
+    assert denied.get("is_error") is True
+    assert result_text(denied).startswith("Permission to use Read was denied: ")
+    assert "Read(./notes.txt)" in result_text(denied)
+    local.write_text(json.dumps({"permissions": {"deny": ["Read(./other.txt)"]}}))  # same size, in place
+    assert await acp_sidecar.prompt(session, "and again") == "end_turn"
+    allowed = last_result(model_server)
+    assert allowed.get("is_error") is not True  # it ran (and knew the file was read in turn 1)
+    assert result_text(allowed).startswith("File unchanged since last read: lines 1-2000 of notes.txt")
