@@ -30,6 +30,15 @@ async def prompt_blocks(harness: Harness, session: str, blocks: list[dict[str, A
     return str(result["stopReason"])
 
 
+async def review_git_diff(harness: Harness, workspace: Path, model: ScriptedModelServer) -> None:
+    """One turn in a new session: "review" with the working tree's diff mentioned."""
+    model.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
+    session = await harness.new_session(workspace)
+    assert await prompt_blocks(harness, session, [
+        {"type": "text", "text": "review"}, {"type": "resource_link", "uri": "sidecar://git/diff", "name": "git"}],
+    ) == "end_turn"
+
+
 def sent_texts(model: ScriptedModelServer) -> list[str]:
     content = model.message_requests()[0].last_user_message()["content"]
     return [b["text"] for b in content if b.get("type") == "text" and not b["text"].startswith("<system-reminder>")]
@@ -93,11 +102,7 @@ async def test_git_mention_runs_no_program_the_repository_names(
                 "filter.evil.smudge", "core.pager"):
         git(workspace, "config", key, str(script))
     (workspace / "notes.txt").write_text("alpha\nBETA\ngamma\n")
-    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
-    session = await acp_sidecar.new_session(workspace)
-    assert await prompt_blocks(acp_sidecar, session, [
-        {"type": "text", "text": "review"}, {"type": "resource_link", "uri": "sidecar://git/diff", "name": "git"}],
-    ) == "end_turn"
+    await review_git_diff(acp_sidecar, workspace, model_server)
     assert not marker.exists(), marker.read_text()
     assert "-beta\n+BETA" in sent_texts(model_server)[1]
 
@@ -132,11 +137,7 @@ async def test_git_pointed_outside_is_left_out_before_trust(acp_sidecar: Harness
     repo(other)
     (other / "secret.txt").write_text("changed elsewhere\n")
     (workspace / ".git").write_text(f"gitdir: {other / '.git'}\n")
-    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
-    session = await acp_sidecar.new_session(workspace)
-    assert await prompt_blocks(acp_sidecar, session, [
-        {"type": "text", "text": "review"}, {"type": "resource_link", "uri": "sidecar://git/diff", "name": "git"}],
-    ) == "end_turn"
+    await review_git_diff(acp_sidecar, workspace, model_server)
     text = sent_texts(model_server)[1]
     assert text.startswith(f'<git-diff cwd="{workspace}" error="true">\nLeft out: git here is pointed outside the '
                            "workspace (the .git file (or link) names the git directory: ")
@@ -145,11 +146,7 @@ async def test_git_pointed_outside_is_left_out_before_trust(acp_sidecar: Harness
 
 async def test_git_mention_outside_a_repository(acp_sidecar: Harness, workspace: Path,
                                                 model_server: ScriptedModelServer) -> None:
-    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
-    session = await acp_sidecar.new_session(workspace)
-    assert await prompt_blocks(acp_sidecar, session, [
-        {"type": "text", "text": "review"}, {"type": "resource_link", "uri": "sidecar://git/diff", "name": "git"}],
-    ) == "end_turn"
+    await review_git_diff(acp_sidecar, workspace, model_server)
     assert sent_texts(model_server)[1] == (f'<git-diff cwd="{workspace}" error="true">\n{workspace} is not in a git '
                                            "repository: there are no changes to show.\n</git-diff>")
 
@@ -165,11 +162,7 @@ async def test_files_a_read_deny_rule_names_are_left_out_of_the_diff(
     (workspace / "notes.txt").write_text("alpha\nBETA\ngamma\n")
     (workspace / "sub").mkdir()
     (workspace / "sub" / ".env").write_text("TOKEN=untracked-secret\n")
-    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
-    session = await acp_sidecar.new_session(workspace)
-    assert await prompt_blocks(acp_sidecar, session, [
-        {"type": "text", "text": "review"}, {"type": "resource_link", "uri": "sidecar://git/diff", "name": "git"}],
-    ) == "end_turn"
+    await review_git_diff(acp_sidecar, workspace, model_server)
     text = sent_texts(model_server)[1]
     assert "hunter2" not in text and "untracked-secret" not in text
     assert " notes.txt | 2 +-\n 1 file changed" in text
