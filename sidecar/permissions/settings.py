@@ -209,18 +209,21 @@ class SettingsLoader:
         # Allow rules the user granted in this workspace (they apply even when it is not trusted).
         self.granted = granted
         self._cache: dict[Path, tuple[Stamp, SettingsSource]] = {}
-        # The workspace's two settings paths, built once per ``cwd`` (loaded on every tool call, ~3 times).
-        self._paths_of: tuple[Path, Path, Path] | None = None
         # What the last Settings was made of (paths and stamps, trust, granted rules; the editor's
         # settings as they were, copied) and the Settings.
         self._last: tuple[tuple[object, ...], dict[str, Any], dict[str, Any], Settings] | None = None
+        # The four files' (name, path), built for the managed-settings override, HOME and cwd (loaded on
+        # every check: the paths are built again only when one of those changes).
+        self._files_of: tuple[tuple[object, ...], tuple[tuple[str, Path], ...]] | None = None
 
     def load(self) -> Settings:
-        if self._paths_of is None or self._paths_of[0] is not self.cwd:
-            self._paths_of = (self.cwd, local_settings_path(self.cwd), project_settings_path(self.cwd))
-        _, local, project = self._paths_of
-        files = (("managed", managed_settings_path()), ("local", local), ("project", project),
-                 ("user", user_settings_path()))
+        made_for = (os.environ.get("SIDECAR_MANAGED_SETTINGS"), os.environ.get("HOME"), self.cwd)
+        if self._files_of is None or self._files_of[0] != made_for:
+            self._files_of = (made_for, (("managed", managed_settings_path()),
+                                         ("local", local_settings_path(self.cwd)),
+                                         ("project", project_settings_path(self.cwd)),
+                                         ("user", user_settings_path())))
+        files = self._files_of[1]
         stamps = tuple(_stamp(path) for _, path in files)
         trusted = self.trusted is None or self.trusted()
         granted = () if trusted or self.granted is None else tuple(self.granted())
