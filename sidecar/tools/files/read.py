@@ -131,7 +131,7 @@ class ReadTool(Tool[ReadInput]):
         await require_read(ctx, self.name, r.path, inp.model_dump(exclude_none=True))
 
     async def run(self, inp: ReadInput, ctx: ToolContext) -> ToolOutput:
-        await self.validate(inp, ctx)
+        # Validated by the dispatcher just before (its only caller), on the same resolved path: not again.
         r = resolved(ctx, inp.file_path)
         path = r.path
         start_watching(ctx)
