@@ -40,6 +40,7 @@ from sidecar.client_messages import (
     TerminalOutput,
 )
 from sidecar.errors import ClientGone, ClientRequestError, RpcError
+from sidecar.permission_types import Decision, HookVerdict, PermissionRequest, UserAnswer
 from sidecar.store import SessionStore
 from sidecar.textspan import common_prefix, common_suffix
 
@@ -539,6 +540,67 @@ def _next_line(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
+class CallContext(Protocol):
+    """What the gate needs of the call it governs (``sidecar.tools.context.ToolContext`` is one)."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+    @property
+    def agent_label(self) -> str | None: ...
+
+    @property
+    def hook_verdict(self) -> HookVerdict | None: ...
+
+    @property
+    def shown(self) -> dict[str, Any]:
+        """The call as the editor was shown it: ``kind``, ``locations`` (empty when unknown)."""
+        ...
+
+
+# Asks the user about a request: the gate's own question (``PermissionGate.ask_user``) or one a caller
+# brings (the edit review's diff question); ``require`` decides before it and audits and enforces after.
+Asker = Callable[[PermissionRequest, CallContext], Awaitable[UserAnswer]]
+
+
+class PermissionGatePort(Protocol):
+    """The permission gate as its users see it (``sidecar.permissions.gate.PermissionGate`` is the one):
+    declared here, below the gate, so ``Session.permissions`` is typed and a reader goes from a tool's
+    ``require`` to this surface, and from it to the gate. Its vocabulary is ``sidecar.permission_types``."""
+
+    # Called before every question to the user (features: the "waiting for you" notification).
+    on_ask: list[Callable[[PermissionRequest, CallContext], Awaitable[None]]]
+
+    async def require(self, request: PermissionRequest, ctx: CallContext, ask: Asker | None = None) -> Decision:
+        """Returns when the call may proceed (asking the user when the verdict is "ask"); ``ToolError``
+        with the refusal's message otherwise."""
+        ...
+
+    def decide(self, request: PermissionRequest, hook: HookVerdict | None = None) -> Decision:
+        """The verdict without asking anyone (rules, hooks' verdicts, the mode)."""
+        ...
+
+    async def ask_user(self, request: PermissionRequest, ctx: CallContext,
+                       options: list[PermissionOption] | None = None) -> UserAnswer:
+        """Ask the user; with ``options`` given, the caller interprets ``UserAnswer.option_id``."""
+        ...
+
+    def read_denied(self) -> Callable[[Path], bool] | None:
+        """A test for "a Read deny rule names this file", or None when no such rule exists."""
+        ...
+
+    def initial_mode(self, current: str = "default", new: bool = True) -> Mode: ...
+
+    def bypass_allowed(self) -> bool: ...
+
+    def trust_changed(self) -> None:
+        """The workspace became trusted: its settings' directories and default mode now apply."""
+        ...
+
+
 @dataclass
 class Session:
     id: str
@@ -574,14 +636,25 @@ class Session:
     _services: dict[ServiceKey[Any], Any] = field(default_factory=dict, init=False, repr=False)
     prompt_task: asyncio.Task[Any] | None = None
     cancel_requested: bool = False
-    # The permission gate (``sidecar.permissions.gate.PermissionGate``), attached by the core: the gate
-    # lives above the session, so it is typed where it is used (``ToolContext.permissions``).
-    permissions: Any = None
+    # The permission gate (``sidecar.permissions.gate.PermissionGate``), attached by the composition root
+    # (``govern``): reached as ``session.permissions``, typed by the surface its users call.
+    _permissions: PermissionGatePort | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.cwd = self.cwd.resolve()
         self.client = ClientPort(self.id, self.channel)
         self.log = SessionLog(self.store, self.id)
+
+    @property
+    def permissions(self) -> PermissionGatePort:
+        if self._permissions is None:  # an AttributeError: ``getattr(session, "permissions", None)`` is None
+            raise AttributeError(f"session {self.id} has no permission gate (sidecar.permissions.gate.govern "
+                                 "attaches one)")
+        return self._permissions
+
+    @permissions.setter
+    def permissions(self, gate: PermissionGatePort) -> None:
+        self._permissions = gate
 
     # ---- workspace --------------------------------------------------------------------
     @property

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from sidecar.permissions.request import PermissionRequest
+from sidecar.permission_types import DecidedBy as DecidedBy
+from sidecar.permission_types import Decision as Decision
+from sidecar.permission_types import HookVerdict as HookVerdict
+from sidecar.permission_types import PermissionRequest
+from sidecar.permission_types import Verdict as Verdict
 from sidecar.permissions.rules import (
     EDIT_RULE_TOOL,
     READ_RULE_TOOL,
@@ -37,9 +39,6 @@ from sidecar.permissions.rules import (
     command_paths_verdict,
     evaluate,
 )
-
-Verdict = Literal["allow", "ask", "deny"]
-DecidedBy = Literal["rule", "mode", "user", "hook", "default", "safety"]
 
 # Writes here ask even in bypassPermissions: they change the tooling that governs the agent. Compared
 # case-insensitively (``casefold``): on macOS and Windows ``.Git/hooks`` *is* ``.git/hooks``.
@@ -60,22 +59,6 @@ SOURCE_LABELS = {
 }
 
 
-@dataclass
-class Decision:
-    verdict: Verdict
-    reason: str
-    rule: str | None = None
-    decided_by: DecidedBy = "default"
-    source: str | None = None
-
-
-@dataclass
-class HookVerdict:
-    """What a PreToolUse hook said about a call (``hooks.run_pre_tool_use`` returns it; the call's
-    context carries it to the gate)."""
-
-    decision: Literal["allow", "deny", "ask"]
-    reason: str = ""
 
 
 def within(path: Path, roots: Sequence[Path]) -> bool:

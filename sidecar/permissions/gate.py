@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from sidecar.client_messages import PermissionOption, PermissionToolCall, ToolCallLocation
 from sidecar.errors import ClientRequestError, ToolError
-from sidecar.permissions.decide import Decision, HookVerdict, decide, source_label, within
-from sidecar.permissions.request import PermissionRequest
+from sidecar.permission_types import Decision, HookVerdict, PermissionRequest, UserAnswer
+from sidecar.permissions.decide import decide, source_label, within
 from sidecar.permissions.rules import READ_RULE_TOOL, PathContext, Rule, parse_rule, path_rule_matches
 from sidecar.permissions.settings import (
     CLIENT_SETTINGS,
@@ -33,61 +32,22 @@ from sidecar.permissions.settings import (
 )
 from sidecar.permissions.trust import TRUST, WorkspaceTrust, granted_rules, trust_of, workspace_trusted
 from sidecar.secrets import scrubbed_env
-from sidecar.session import MODES, Mode
+from sidecar.session import MODES, Asker, CallContext, Mode
 
 if TYPE_CHECKING:
     from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MODES", "Decision", "HookVerdict", "Mode", "PermissionGate", "govern", "source_label"]
+__all__ = ["MODES", "Asker", "CallContext", "Decision", "HookVerdict", "Mode", "PermissionGate", "UserAnswer", "govern",
+           "source_label"]
 
 
-@dataclass
-class UserAnswer:
-    """The user's answer to a permission question."""
-
-    allowed: bool
-    always: bool = False
-    feedback: str | None = None
-    cancelled: bool = False
-    option_id: str | None = None
-    # What the model is told when it is a refusal, when the question has its own words for it (an edit
-    # review: "The user rejected your edit to …", a proposal voided by a change on disk); None: the
-    # general ``rejection_message``. ``reason``: the audit record's reason, when not the option chosen.
-    message: str | None = None
-    reason: str | None = None
-
-
-# Asks the user about a request: the gate's own question (``PermissionGate.ask_user``) or one a caller
-# brings (the edit review's diff question); ``require`` decides before it and audits and enforces after.
-Asker = Callable[[PermissionRequest, "CallContext"], Awaitable[UserAnswer]]
 
 
 # ACP ToolKind of a permission question whose call has no tool kind of its own.
 KIND_OF_ACCESS: dict[str, str] = {"read": "read", "write": "edit", "execute": "execute", "fetch": "fetch",
                                   "other": "other"}
-
-
-class CallContext(Protocol):
-    """What the gate needs of the call it governs (``ToolContext`` is one)."""
-
-    @property
-    def session(self) -> Session: ...
-
-    @property
-    def tool_call_id(self) -> str: ...
-
-    @property
-    def agent_label(self) -> str | None: ...
-
-    @property
-    def hook_verdict(self) -> HookVerdict | None: ...
-
-    @property
-    def shown(self) -> dict[str, Any]:
-        """The call as the editor was shown it: ``kind``, ``locations`` (empty when unknown)."""
-        ...
 
 
 class PermissionGate:
@@ -275,6 +235,14 @@ class PermissionGate:
                            verdict=decision.verdict, reason=decision.reason, rule=decision.rule,
                            source=decision.source, decided_by=decision.decided_by, mode=self.session.mode,
                            agent=ctx.agent_label, **{k: v for k, v in extra.items() if v is not None})
+
+
+def gate_of(session: Session) -> PermissionGate:
+    """The session's gate itself, for what lies beyond the surface its users call (its settings)."""
+    gate = session.permissions
+    if not isinstance(gate, PermissionGate):
+        raise TypeError(f"session {session.id} is governed by {type(gate).__name__}, not a PermissionGate")
+    return gate
 
 
 def secret_env_names(session: Any) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from sidecar.errors import ToolError
-from sidecar.permissions.gate import HookVerdict, child_env
+from sidecar.permissions.gate import HookVerdict, child_env, gate_of
 from sidecar.secrets import scrubbed_env
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def matcher_matches(matcher: str | None, subject: str) -> bool:
 def configured_hooks(session: Session, event: HookEvent, subject: str | None) -> list[HookCommand]:
     out: list[HookCommand] = []
     seen: set[str] = set()
-    for source, hooks in session.permissions.settings().hooks():
+    for source, hooks in gate_of(session).settings().hooks():
         groups = hooks.get(event)
         if not isinstance(groups, list):
             continue

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from sidecar.permissions.gate import HookVerdict, PermissionGate
-    from sidecar.session import Session
+    from sidecar.permission_types import HookVerdict
+    from sidecar.session import PermissionGatePort, Session
 
 
 class SubAgent(Protocol):
@@ -72,9 +72,8 @@ class ToolContext:
         return self.session.roots
 
     @property
-    def permissions(self) -> PermissionGate:
-        gate: PermissionGate = self.session.permissions
-        return gate
+    def permissions(self) -> PermissionGatePort:
+        return self.session.permissions
 
     async def show(self, content: list[dict[str, Any]]) -> None:
         """A ``tool_call_update`` (in progress) whose content is ``content``: ACP ToolCallContent, e.g. a
