@@ -10,7 +10,6 @@ from sidecar.errors import ClientGone, RpcError
 from sidecar.workspace.buffers import BUFFERS, OpenBuffers
 from tests.files.helpers import Agent, RecordingChannel
 
-
 ON_DISK = "a = 1\n" + "".join(f"x{i} = {i}\n" for i in range(10))
 
 
