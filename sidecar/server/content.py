@@ -49,6 +49,16 @@ def prompt_to_api(blocks: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def prompt_title(blocks: list[Any], content: list[dict[str, Any]]) -> str:
+    """A new session's title: the typed text's first line; for a prompt of mentions alone, the first one's
+    name (``Git changes``, a URL); else the first text the model gets."""
+    typed = [str(b.get("text") or "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    named = [str(b.get("name") or "") for b in blocks if isinstance(b, dict) and b.get("type") == "resource_link"]
+    given = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+    first = next((t for t in [*typed, *named, *given] if t.strip()), "")
+    return first.strip().splitlines()[0][:80] if first.strip() else "Untitled"
+
+
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content

@@ -427,14 +427,13 @@ class SessionCore:
         return result
 
     async def _run_prompt(self, session: Session, prompt: list[Any]) -> dict[str, Any]:
-        from sidecar.server.content import prompt_to_api
+        from sidecar.server.content import prompt_title, prompt_to_api
 
         content = prompt_to_api(prompt)
         if not content:
             raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
         if session.title is None:
-            first = next((b.get("text", "") for b in content if b.get("type") == "text"), "")
-            session.title = first.strip().splitlines()[0][:80] if first.strip() else "Untitled"
+            session.title = prompt_title(prompt, content)
             session.log.title(session.title)
         agent = self.main_agent(session)
         session.cancel_requested = False

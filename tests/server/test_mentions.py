@@ -167,3 +167,15 @@ async def test_files_a_read_deny_rule_names_are_left_out_of_the_diff(
     assert "hunter2" not in text and "untracked-secret" not in text
     assert " notes.txt | 2 +-\n 1 file changed" in text
     assert text.endswith("\n\nLeft out (a Read deny rule names them): .env, sub/.env\n</git-diff>")
+
+
+async def test_a_prompt_of_mentions_alone_is_titled_by_the_first(acp_sidecar: Harness, workspace: Path,
+                                                                 model_server: ScriptedModelServer) -> None:
+    repo(workspace)
+    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}])
+    session = await acp_sidecar.new_session(workspace)
+    assert await prompt_blocks(acp_sidecar, session, [
+        {"type": "resource", "resource": {"uri": "sidecar://problems", "text": "No errors or warnings."}},
+        {"type": "resource_link", "uri": "sidecar://git/diff", "name": "Git changes"}]) == "end_turn"
+    listed = await acp_sidecar.process.request("session/list", {"cwd": str(workspace)})
+    assert [s["title"] for s in listed["sessions"]] == ["Git changes"]
