@@ -106,11 +106,14 @@ async def review_edit(ctx: CallContext, path: Path, old_text: str | None, new_te
     async def ask(request: PermissionRequest, ctx: CallContext) -> UserAnswer:
         """The review question: the diff with hunks (``reviewEdit``) or a permission question with it."""
         before = disk_fingerprint(path)  # only a question waits on the user, so only then can disk move
+        always = False
         if session.has_client_capability("reviewEdit"):
             diff = make_diff(old_text, new_text, shown)  # only the review question shows hunks
             outcome = await _ask_review(ctx, path, old_text, new_text, diff.unified, diff.hunk_dicts(), request)
         else:
-            outcome = _answered(path, old_text, new_text, await gate.ask_user(request, ctx))
+            answer = await gate.ask_user(request, ctx)
+            always = answer.always  # "Always allow" was remembered by the question itself
+            outcome = _answered(path, old_text, new_text, answer)
         if outcome.approved and disk_fingerprint(path) != before:
             outcome = ReviewOutcome(False, None, (
                 f"{shown} was changed on disk (by the user or another program) while your edit was being "
@@ -121,7 +124,7 @@ async def review_edit(ctx: CallContext, path: Path, old_text: str | None, new_te
                       landed=outcome.landed, approved=outcome.approved, acceptedHunks=outcome.accepted_hunks,
                       feedback=outcome.feedback)
         answered.append(outcome)
-        return UserAnswer(allowed=outcome.approved, feedback=outcome.feedback,
+        return UserAnswer(allowed=outcome.approved, always=always, feedback=outcome.feedback,
                           cancelled=outcome.landed == "cancelled", option_id=outcome.landed,
                           message=None if outcome.approved else outcome.summary_for_model,
                           reason=f"review: {outcome.landed}")

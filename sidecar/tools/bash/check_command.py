@@ -41,7 +41,9 @@ def decide(analysis: Analysis, rules: list[Rule], cwd: Path, mode: str = "defaul
     if decision.decided_by == "safety" and decision.verdict == "deny":
         reason = f"refused in every mode: {decision.reason}"
     elif decision.decided_by == "default" and decision.verdict == "allow":
-        reason = "read-only"  # the CLI's word: the command runs without a question
+        reason = "read-only"  # the CLI's words: the command runs without a question
+    elif decision.decided_by == "mode" and decision.verdict == "deny":
+        reason = "plan mode allows no changes"
     else:
         reason = decision.reason
     return Verdict(decision.verdict, rule_text, reason)
