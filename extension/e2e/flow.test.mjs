@@ -5,11 +5,12 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, pickQuickInput, runCommand } from './harness.mjs';
+import { Harness, pickQuickInput, runCommand, stepsOf } from './harness.mjs';
 
 const h = new Harness();
+const step = stepsOf(h);
 const ws = h.workspace;
 const notes = path.join(ws, 'notes.txt');
 const original = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
@@ -151,20 +152,6 @@ before(async () => {
   ({ page, chat } = await h.startWorkbench(turns));
 });
 
-// A failed step leaves the session in an unknown state: the steps after it fail at once.
-let failedStep = null;
-function step(name, fn) {
-  test(name, async () => {
-    if (failedStep) throw new Error(`not run: the step "${failedStep}" failed`);
-    try {
-      await fn();
-    } catch (e) {
-      failedStep = name;
-      await h.screenshot('failed').catch(() => undefined);
-      throw e;
-    }
-  });
-}
 
 after(async () => {
   await h.close();

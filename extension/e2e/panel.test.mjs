@@ -9,10 +9,11 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
-import { Harness, pickQuickInput, runCommand } from './harness.mjs';
+import { after, before } from 'node:test';
+import { Harness, pickQuickInput, runCommand, stepsOf } from './harness.mjs';
 
 const h = new Harness('panel');
+const step = stepsOf(h);
 const ws = h.workspace;
 const pricing = path.join(ws, 'pricing.py');
 const pricingText = 'def price(amount, discount):\n    # apply the discount\n    return amount - discount\n';
@@ -74,20 +75,6 @@ const turns = [
 
 let page;
 let chat;
-let failedStep = null;
-
-function step(name, fn) {
-  test(name, async () => {
-    if (failedStep) throw new Error(`not run: the step "${failedStep}" failed`);
-    try {
-      await fn();
-    } catch (e) {
-      failedStep = name;
-      await h.screenshot('failed').catch(() => undefined);
-      throw e;
-    }
-  });
-}
 
 before(async () => {
   fs.writeFileSync(pricing, pricingText);

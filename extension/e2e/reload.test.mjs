@@ -8,11 +8,12 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, pickQuickInput, runCommand } from './harness.mjs';
+import { Harness, chatFrame, pickQuickInput, runCommand, stepsOf } from './harness.mjs';
 
 const h = new Harness('reload');
+const step = stepsOf(h);
 const notes = path.join(h.workspace, 'notes.txt');
 // 7 attempts (SIDECAR_MAX_RETRIES 6): each a 500 whose retry-after keeps the waits at 1 s.
 const failing = Array.from({ length: 7 }, () => ({ fault: 'http', status: 500, headers: { 'retry-after': '1' } }));
@@ -43,20 +44,6 @@ before(async () => {
 after(async () => {
   await h.close();
 });
-
-let failedStep = null;
-function step(name, fn) {
-  test(name, async () => {
-    if (failedStep) throw new Error(`not run: the step "${failedStep}" failed`);
-    try {
-      await fn();
-    } catch (e) {
-      failedStep = name;
-      await h.screenshot('failed').catch(() => undefined);
-      throw e;
-    }
-  });
-}
 
 async function markers() {
   return chat.locator('.turn-marker').count();
