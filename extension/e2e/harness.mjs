@@ -376,7 +376,33 @@ export class Harness {
     return file;
   }
 
+  /**
+   * Stops code-server's extension host (SIGSTOP) until the returned function resumes it: the late messages
+   * between the workbench and the extension of a loaded machine, on purpose. `close` resumes it too.
+   */
+  pauseExtensionHost() {
+    const server = this.children.find((c) => c.spawnargs.some((a) => a.includes('code-server')));
+    const rows = execFileSync('ps', ['-eo', 'pid=,pgid=,args=']).toString().split('\n').map((l) => l.trim().split(/\s+/));
+    const pids = rows.filter(([, pgid, ...args]) => pgid === String(server?.pid) && args.includes('--type=extensionHost')).map(([pid]) => Number(pid));
+    assert.ok(pids.length > 0, 'no extension host process in code-server\'s process group');
+    this.paused = pids;
+    for (const pid of pids) process.kill(pid, 'SIGSTOP');
+    return () => this.resumeExtensionHost();
+  }
+
+  resumeExtensionHost() {
+    for (const pid of this.paused ?? []) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+    }
+    this.paused = [];
+  }
+
   async close() {
+    this.resumeExtensionHost();
     if (this.browser) await this.browser.close().catch(() => undefined);
     for (const c of this.children.reverse()) await c.stopGroup();
     // Keep the logs with the screenshots.

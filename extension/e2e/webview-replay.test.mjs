@@ -3,7 +3,8 @@
 // (dist/webview.js and media/chat.css in headless Chromium, no editor): the transcript it ends with is the
 // one the same updates drawn in order give, DOM for DOM, with live messages that came meanwhile after it;
 // the newest turn shows before the oldest is drawn; the view stays at the bottom, or on what the user
-// scrolled to while the older turns came in above it.
+// scrolled to while the older turns came in above it; wheeling up a freshly opened 300-turn session moves
+// what is in view by the wheel's distance, nothing more, while estimated heights turn real above it.
 /* global window, document, requestAnimationFrame */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -75,7 +76,7 @@ before(async () => {
 <footer class="composer"><div id="menu" class="menu" role="listbox" hidden></div><div id="context" class="context"></div>
 <textarea id="prompt" rows="3"></textarea><div class="row"><select id="mode"><option value="default">Ask before edits</option></select>
 <span id="config" class="config-picker"></span><button id="mention" class="secondary">@</button><button id="selection" class="secondary">Selection</button>
-<span class="grow"></span><span class="usage-wrap"><span id="usage" class="usage"></span><span class="usage-bar"><span class="usage-bar-fill"></span></span></span>
+<span class="grow"></span><span id="session-cost" class="session-cost"></span><span class="usage-wrap"><span id="usage" class="usage"></span><span class="usage-bar"><span class="usage-bar-fill"></span></span></span>
 <button id="stop" class="secondary" hidden>Stop</button><button id="send">Send</button></div></footer>
 <script>window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m), getState: () => undefined, setState: () => undefined });</script>
 <script src="${pathToFileURL(path.join(extensionDir, 'dist', 'webview.js'))}"></script></body></html>`;
@@ -182,3 +183,70 @@ test('scrolled up while the older turns come in: what the user looks at stays in
   assert.ok(Math.abs(r.pinnedMoved) <= 1, `the message in view moved by ${r.pinnedMoved} px`);
 });
 
+test('a scroll the browser makes down, short of the bottom (anchoring as a card comes in), keeps following', async () => {
+  const r = await page.evaluate(async (updates) => {
+    const t = document.getElementById('transcript');
+    const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+    window.postMessage({ type: 'clear' }, '*');
+    window.postMessage({ type: 'batch', messages: updates.map((update) => ({ type: 'update', update })) }, '*');
+    while (t.getElementsByClassName('turn-marker').length < 5) await frame();
+    for (let i = 0; i < 8; i++) await frame();
+    const before = t.scrollHeight - t.clientHeight - t.scrollTop;
+    // Content grows under the view and the browser moves the position down a little, by itself (as scroll
+    // anchoring does when a card takes its height): no user input, not to the bottom.
+    const card = document.createElement('div');
+    card.style.height = '300px';
+    t.appendChild(card);
+    t.scrollTop += 7;
+    for (let i = 0; i < 4; i++) await frame();
+    const offAfterAnchor = t.scrollHeight - t.clientHeight - t.scrollTop;
+    window.postMessage({ type: 'update', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'More after the card.' } } }, '*');
+    for (let i = 0; i < 6; i++) await frame();
+    return { before, offAfterAnchor, off: t.scrollHeight - t.clientHeight - t.scrollTop, pill: !document.getElementById('new-activity').hidden, following: document.body.dataset.following };
+  }, session(5));
+  assert.ok(Math.abs(r.before) <= 1, `at the bottom to begin with (${r.before} px off)`);
+  assert.ok(Math.abs(r.offAfterAnchor) <= 1, `back at the bottom after the browser's scroll (${r.offAfterAnchor} px off)`);
+  assert.ok(Math.abs(r.off) <= 1 && !r.pill && r.following === 'true', `still following: ${JSON.stringify(r)}`);
+});
+
+test('wheeling up a freshly opened 300-turn session: a message in view moves by the wheel\'s distance, no jumps', async () => {
+  // Narrow, as a side bar: a message laid out for the first time is many times its estimated height (2em).
+  await page.setViewportSize({ width: 200, height: 700 });
+  const updates = session(300);
+  await page.evaluate((updates) => {
+    window.postMessage({ type: 'clear', replay: true }, '*');
+    for (let i = 0; i < updates.length; i += 200) window.postMessage({ type: 'batch', messages: updates.slice(i, i + 200).map((update) => ({ type: 'update', update })) }, '*');
+    window.postMessage({ type: 'replayDone' }, '*');
+  }, updates);
+  await page.locator('.msg.agent', { hasText: 'Done with step 300.' }).waitFor();
+  const box = await page.locator('#transcript').boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  const WHEEL = 120;
+  const steps = [];
+  for (let i = 0; i < 40; i++) {
+    // The anchor: the first element wholly in view; its position over the next frames, from before the wheel.
+    const start = await page.evaluate(() => {
+      const t = document.getElementById('transcript');
+      const top = t.getBoundingClientRect().top;
+      const anchor = [...t.children].find((k) => k.getBoundingClientRect().top >= top);
+      window.anchorTrace = { anchor, from: anchor.getBoundingClientRect().top, tops: [] };
+      const record = () => {
+        window.anchorTrace.tops.push(anchor.getBoundingClientRect().top - window.anchorTrace.from);
+        if (window.anchorTrace.tops.length < 8) requestAnimationFrame(record);
+      };
+      requestAnimationFrame(record);
+      return { scrollTop: t.scrollTop, height: t.scrollHeight };
+    });
+    if (start.scrollTop < 2 * WHEEL) break;
+    await page.mouse.wheel(0, -WHEEL);
+    await page.waitForFunction(() => window.anchorTrace.tops.length >= 8);
+    const tops = await page.evaluate(() => window.anchorTrace.tops.map(Math.round));
+    steps.push({ height: start.height, tops });
+  }
+  assert.ok(steps.length >= 20, `wheeled ${steps.length} times`);
+  const grown = steps.at(-1).height - steps[0].height;
+  assert.ok(grown > 1000, `estimated heights turned real above the view meanwhile (the transcript grew by ${grown} px)`);
+  // A loaded machine may deliver one wheel's scroll over two frames; a jump is a position past the wheel's.
+  const uneven = steps.filter((s) => Math.abs(s.tops.at(-1) - WHEEL) > 2 || s.tops.some((d) => d < -2 || d > WHEEL + 2));
+  assert.deepEqual(uneven, [], `the anchor ends ${WHEEL} px lower after each wheel, never beyond it on the way`);
+});

@@ -12,6 +12,7 @@ from sidecar.errors import ClientGone, RpcError, ToolError
 from sidecar.permissions.gate import HookVerdict
 from sidecar.permissions.request import PermissionRequest
 from sidecar.permissions.settings import CLIENT_SETTINGS
+from sidecar.server.content import replay_log
 from tests.permissions.perm_support import ScriptedChannel, ctx_of, make_session, write_settings
 
 
@@ -49,6 +50,22 @@ async def test_default_mode_reads_freely_and_asks_for_a_command(project: Path) -
     audits = session.store.audits()  # type: ignore[attr-defined]
     assert [(a["verdict"], a["decided_by"]) for a in audits] == [("allow", "default"), ("ask", "default"),
                                                                 ("allow", "user")]
+
+
+async def test_the_answer_goes_to_the_card_and_the_log_so_a_replay_shows_it(project: Path) -> None:
+    channel = ScriptedChannel()
+    channel.answer_with("allow_once")
+    session = make_session(project, channel)
+    await session.permissions.require(bash("npm install left-pad"), ctx_of(session, "toolu_9"))
+    logged = [e["update"] for e in session.store.events if e.get("type") == "update"]  # type: ignore[attr-defined]
+    assert logged == [{"sessionUpdate": "tool_call_update", "toolCallId": "toolu_9",
+                       "_meta": {"sidecar": {"answer": {"optionId": "allow_once", "kind": "allow_once",
+                                                        "name": "Allow once"}}}}]
+    # a session/load replays the log's updates as they are: the reloaded card says "You chose: Allow once"
+    replayed = replay_log([{"type": "prompt", "id": "p1", "prompt": []},
+                           *session.store.events])  # type: ignore[attr-defined]
+    assert replayed is not None and logged[0] in replayed
+    assert channel.updates() == logged
 
 
 async def test_allow_always_persists_the_rule_and_the_next_session_honours_it(project: Path) -> None:

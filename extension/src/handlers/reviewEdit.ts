@@ -1,6 +1,7 @@
 /**
  * `_sidecar/review_edit`: a proposed edit shown as a diff between the file and an editable proposal
- * document (scheme `sidecar-proposal`, held in memory). The user accepts or rejects the whole edit from
+ * document (scheme `sidecar-proposal`, held in memory); a proposed create is the proposal alone (VS Code's
+ * diff of an empty left side shows its one empty line as removed, a line the file never had). The user accepts or rejects the whole edit from
  * the editor title, or hunk by hunk from CodeLenses, or changes the proposal before accepting.
  *
  * Answer: `accepted` (+ `acceptedHunks` when some hunks were rejected, or `finalText` when the user typed
@@ -125,11 +126,8 @@ export class ReviewManager implements vscode.CodeLensProvider, vscode.Disposable
       const id = this.nextId++;
       const base = path.basename(params.path) || 'proposal';
       const proposalUri = vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${id}/${base}` });
-      const originalUri =
-        params.oldText === null
-          ? vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${id}/original/${base}` })
-          : vscode.Uri.file(params.path);
-      if (params.oldText === null) this.fs.set(originalUri, '');
+      // A create has no left side (see open); its review is found by the proposal alone.
+      const originalUri = params.oldText === null ? proposalUri : vscode.Uri.file(params.path);
       this.fs.set(proposalUri, params.newText);
       let settled = false;
       const review: Review = {
@@ -172,7 +170,10 @@ export class ReviewManager implements vscode.CodeLensProvider, vscode.Disposable
     const verb = r.params.oldText === null ? 'create' : 'edit';
     // Outside the workspace the title says so and names the whole path: ~/.bashrc must not look like any file.
     const title = outsideWorkspace(r.params.path) ? `${r.params.path}: proposed ${verb} OUTSIDE the workspace (Sidecar)` : `${base}: proposed ${verb} (Sidecar)`;
-    void vscode.commands.executeCommand('vscode.diff', r.originalUri, r.proposalUri, title, { preview: false });
+    // A create is the new file alone, as VS Code's Source Control opens an added file: against an empty
+    // left side the diff editor marks that side's one (empty) line removed, and no diff of a create avoids it.
+    if (r.params.oldText === null) void vscode.commands.executeCommand('vscode.open', r.proposalUri, { preview: false }, title);
+    else void vscode.commands.executeCommand('vscode.diff', r.originalUri, r.proposalUri, title, { preview: false });
   }
 
   private find(uri?: vscode.Uri): Review | undefined {
@@ -302,7 +303,6 @@ export class ReviewManager implements vscode.CodeLensProvider, vscode.Disposable
     }
     if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
     this.fs.delete(r.proposalUri);
-    if (r.params.oldText === null) this.fs.delete(r.originalUri);
   }
 
   /** Answer every open review `cancelled` (the sidecar went away). */

@@ -65,6 +65,8 @@ export interface ToolCallMeta {
   parentToolCallId?: string;
   /** the final result's metadata (exit_code, count, …) */
   metadata?: Record<string, unknown>;
+  /** the user's answer to the call's approval (the option's id, kind and name), live and replayed */
+  answer?: { optionId?: string; kind?: string; name?: string };
 }
 
 export interface ToolCallUpdate {

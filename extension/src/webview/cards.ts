@@ -111,6 +111,8 @@ export class Cards {
       s.content = u.content;
     }
     if (isRecord(meta.metadata)) s.metadata = meta.metadata;
+    const answer = meta.answer;
+    if (isRecord(answer) && typeof answer.name === 'string' && answer.name && String(answer.kind).startsWith('allow')) s.chosen = answer.name;
     this.render(card);
     if (s.parentId) {
       const parent = this.cards.get(s.parentId);
@@ -265,9 +267,7 @@ export class Cards {
     if (outcome === 'rejected' || outcome === 'cancelled') {
       card.state.decision = { outcome, feedback };
     } else if (label) {
-      card.decision.hidden = false;
-      card.decision.textContent = `You chose: ${label}`;
-      card.decision.dataset.outcome = 'allowed';
+      card.state.chosen = label;
     }
     this.render(card);
     this.host.changed();
@@ -321,6 +321,11 @@ export class Cards {
     } else {
       delete card.el.dataset.decision;
       card.status.textContent = card.reviewing ? 'waiting for your review' : (STATUS_LABEL[s.status] ?? s.status);
+      card.decision.hidden = !s.chosen;
+      if (s.chosen) {
+        card.decision.dataset.outcome = 'allowed';
+        card.decision.textContent = `You chose: ${s.chosen}`;
+      }
     }
     this.renderRestorePoint(card, !decision && s.metadata?.restore_point === true);
     if (card.el.open) this.renderBody(card);

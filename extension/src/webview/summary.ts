@@ -25,6 +25,8 @@ export interface ToolState {
   parentId?: string | undefined;
   /** The user's own decision on the approval or review: shown as such, never as a failure. */
   decision?: { outcome: 'rejected' | 'cancelled'; feedback?: string | undefined } | undefined;
+  /** The allowing option the user chose ("Allow once"): the card says "You chose: …", after a reload too. */
+  chosen?: string | undefined;
 }
 
 // ------------------------------------------------------------------------------------------- paths

@@ -22,42 +22,38 @@ export class Viewport {
   private followPending = false;
   /** Hidden by the host: whether the view followed when it was hidden (it does again when shown). */
   private hiddenFollowing: boolean | null = null;
-  /** Shown again until then: a scroll no input made (the frame resized, heights settling) is not the user's. */
-  private graceUntil = 0;
-  /** When the user last touched the transcript (wheel, key, pointer, touch). */
-  private inputAt = -Infinity;
-  /** When a scroll no input made last stopped the following (hiding the view does that). */
-  private unfollowedAt = -Infinity;
+  /** The scroll position at the last scroll event: which way the next one went. */
+  private lastTop: number;
 
   constructor(
     private readonly transcript: HTMLElement,
     private readonly pill: HTMLButtonElement,
   ) {
+    this.lastTop = transcript.scrollTop;
     transcript.addEventListener('scroll', () => {
       const ours = this.programmaticTop !== null && Math.abs(transcript.scrollTop - this.programmaticTop) <= 1;
       this.programmaticTop = null;
-      // A hidden panel (its view collapsed, another view in front) has no height: the scroll the browser
-      // makes then is no user's, and taking it for one stopped following, so the newest content was below
-      // the fold when the user came back.
-      if (ours || transcript.clientHeight === 0 || this.hiddenFollowing !== null) return;
-      const now = performance.now();
-      if (now < this.graceUntil && now - this.inputAt > 1000) {
-        if (this.follower.following) this.scrollToBottom();
+      const up = transcript.scrollTop < this.lastTop;
+      this.lastTop = transcript.scrollTop;
+      if (ours || this.hiddenFollowing !== null || noRoom(transcript)) return;
+      // Only a scroll up leaves the bottom. The browser also scrolls down by itself: scroll anchoring when a
+      // card comes in (the position moves a few px, short of the new bottom), the frame shrinking to nothing
+      // when the panel is hidden (before the host's "hidden" message, late on a loaded machine). Taken for
+      // the user's scroll-up, those stopped following, and the newest content was below the fold when the
+      // user came back from approving in a notification. A following view stays at the bottom through them.
+      if (!up && this.follower.following) {
+        if (!atBottom(transcript, 1)) this.scrollToBottom();
         return;
       }
-      const was = this.follower.following;
       this.follower.onScroll(transcript);
-      if (was && !this.follower.following && now - this.inputAt > 1000) this.unfollowedAt = now;
       pill.hidden = !this.follower.unseen;
+      document.body.dataset.following = String(this.follower.following);
     });
     pill.addEventListener('click', () => this.jumpToBottom());
-    for (const type of ['wheel', 'keydown', 'pointerdown', 'touchstart']) {
-      transcript.addEventListener(type, () => (this.inputAt = performance.now()), { passive: true });
-    }
     // Shown again, or resized (the side bar, the footer growing): a view that follows is put back at the
     // bottom. What arrived while hidden was laid out against no height.
     new ResizeObserver(() => {
-      if (transcript.clientHeight > 0 && this.follower.following) this.scrollToBottom();
+      if (!noRoom(transcript) && this.follower.following) this.scrollToBottom();
     }).observe(transcript);
   }
 
@@ -67,16 +63,12 @@ export class Viewport {
    */
   visible(on: boolean): void {
     if (!on) {
-      // The host says so a moment after the frame was hidden; a scroll no input made in that moment was the
-      // hiding's, not the user's.
-      const byHiding = performance.now() - this.unfollowedAt < 1000;
-      if (this.hiddenFollowing === null) this.hiddenFollowing = this.follower.following || byHiding;
+      if (this.hiddenFollowing === null) this.hiddenFollowing = this.follower.following;
       document.body.dataset.hiddenFollowing = String(this.hiddenFollowing);
       return;
     }
     const followed = this.hiddenFollowing;
     this.hiddenFollowing = null;
-    this.graceUntil = performance.now() + 1000;
     if (followed !== false) this.jumpToBottom();
   }
 
@@ -130,6 +122,7 @@ export class Viewport {
   jumpToBottom(): void {
     this.follower.jump();
     this.pill.hidden = true;
+    document.body.dataset.following = 'true';
     this.scrollToBottom();
   }
 
@@ -153,3 +146,8 @@ export class Viewport {
   }
 }
 
+/** The transcript has no room to show anything (its frame hidden, collapsed to its padding). */
+function noRoom(t: HTMLElement): boolean {
+  const css = getComputedStyle(t);
+  return t.clientHeight - parseFloat(css.paddingTop) - parseFloat(css.paddingBottom) < 1;
+}

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { PROPOSAL_SCHEME, ProposalFileSystem, ReviewManager } from '../../src/handlers/reviewEdit';
 import { hunkLine, revertHunks, splitLines } from '../../src/hunks';
 import type { Hunk, ReviewEditParams } from '../../src/protocol';
-import { TabInputTextDiff, TextDocument, calls, resetMock, ui, workspace } from '../mocks/vscode';
+import { TabInputText, TabInputTextDiff, TextDocument, calls, resetMock, ui, workspace } from '../mocks/vscode';
 
 const oldText = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
 const newText = oldText.replace('line 2\n', 'line 2 changed\n').replace('line 15\n', 'line 15a\nline 15b\n');
@@ -18,11 +18,15 @@ let fs: ProposalFileSystem;
 let feedback: string | undefined;
 let manager: ReviewManager;
 
-/** `vscode.diff` opens a tab and the proposal document, as the workbench would. */
+/** `vscode.diff` and `vscode.open` (with a label) open a tab and the proposal document, as the workbench would. */
 function fakeDiffCommand(): void {
   ui.commandResults.set('vscode.diff', (left: vscode.Uri, right: vscode.Uri, title: string) => {
     ui.tabs.push({ input: new TabInputTextDiff(left as never, right as never), label: title });
     workspace.textDocuments.push(new TextDocument(right as never, fs.text(right) ?? ''));
+  });
+  ui.commandResults.set('vscode.open', (uri: vscode.Uri, _options: unknown, label: string) => {
+    ui.tabs.push({ input: new TabInputText(uri as never), label });
+    workspace.textDocuments.push(new TextDocument(uri as never, fs.text(uri) ?? ''));
   });
 }
 
@@ -166,13 +170,16 @@ describe('_sidecar/review_edit', () => {
     }
   });
 
-  it('a new file is diffed against an empty document', async () => {
+  it('a new file opens as the proposal alone (no diff against an empty side, whose one line shows removed)', async () => {
     const p = manager.review({ ...params, path: '/ws/new.py', oldText: null, newText: 'print(1)\n', hunks: [{ index: 0, oldStart: 0, oldLines: 0, newStart: 1, newLines: 1 }] });
-    const [left] = (calls.find((c) => c.command === 'vscode.diff')?.args ?? []) as [vscode.Uri];
-    expect(left.scheme).toBe(PROPOSAL_SCHEME);
-    expect(fs.text(left)).toBe('');
+    expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
+    const [uri] = (calls.find((c) => c.command === 'vscode.open')?.args ?? []) as [vscode.Uri];
+    expect(uri.scheme).toBe(PROPOSAL_SCHEME);
+    expect(fs.text(uri)).toBe('print(1)\n');
     expect(ui.tabs[0].label).toBe('new.py: proposed create (Sidecar)');
-    manager.cancelAll();
-    expect(await p).toEqual({ outcome: 'cancelled' });
+    // accepted from its own editor (the title bar passes the proposal), and its tab closes
+    await manager.accept(uri);
+    expect(await p).toEqual({ outcome: 'accepted' });
+    expect(ui.tabs).toHaveLength(0);
   });
 });
