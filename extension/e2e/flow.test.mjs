@@ -7,10 +7,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, pickQuickInput, runCommand, stepsOf } from './harness.mjs';
+import { Harness, pickQuickInput, runCommand, stepper } from './harness.mjs';
 
 const h = new Harness();
-const step = stepsOf(h);
+const step = stepper(h);
 const ws = h.workspace;
 const notes = path.join(ws, 'notes.txt');
 const original = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
@@ -462,6 +462,23 @@ step('Restore code after two edits brings the files back, byte for byte', async 
   // code only: the conversation stays
   await chat.locator('.msg.agent', { hasText: 'Second edit done.' }).waitFor({ state: 'attached', timeout: 5000 });
   await h.screenshot('checkpoint-code-restored');
+  // "Undo restore" on the notice puts the files back as they were just before the restore
+  const undo = first.locator('xpath=following-sibling::div[contains(@class, "notice")][1]').locator('.undo-restore');
+  await undo.click();
+  await chat.locator('.notice', { hasText: 'Undid the restore' }).waitFor({ timeout: 15000 });
+  assert.match(await chat.locator('.notice', { hasText: 'Undid the restore' }).textContent(), /created\.txt, notes\.txt are as before it/);
+  assert.match(fs.readFileSync(notes, 'utf8'), /line 1 \(first edit\)\n[^]*line 3 \(second edit\)\n/);
+  assert.equal(fs.readFileSync(created, 'utf8'), 'made by the second turn\n');
+  assert.equal(await chat.locator('.undo-restore').count(), 0, 'nothing more to undo');
+  await h.screenshot('checkpoint-restore-undone');
+  // and restored again (the checkpoints are as before the restore): the next step starts from there
+  await first.hover();
+  await toggle.click();
+  await menu.locator('[data-action="code"]').click();
+  await first.locator('.restore-confirm .confirm-restore').click();
+  await chat.locator('.notice', { hasText: 'Restored' }).nth(1).waitFor({ timeout: 15000 });
+  assert.deepEqual(fs.readFileSync(notes), before);
+  assert.ok(!fs.existsSync(created));
 });
 
 step('Edit & resend replaces the turn', async () => {

@@ -7,7 +7,6 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -449,26 +448,6 @@ export async function runCommand(page, label) {
     await page.keyboard.press('Escape');
   }
   await pickQuickInput(page, `>${label}`, label);
-}
-
-/**
- * The steps of one suite on `h`, in order: each a `node:test` test. A failed step leaves the session in an
- * unknown state, so the steps after it fail at once (naming it), and a screenshot "failed" shows the page.
- */
-export function stepsOf(h) {
-  let failedStep = null;
-  return function step(name, fn) {
-    test(name, async () => {
-      if (failedStep) throw new Error(`not run: the step "${failedStep}" failed`);
-      try {
-        await fn();
-      } catch (e) {
-        failedStep = name;
-        await h.screenshot('failed').catch(() => undefined);
-        throw e;
-      }
-    });
-  };
 }
 
 /** The chat webview's inner frame (VS Code nests the extension's document in iframe#active-frame). */

@@ -12,10 +12,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before } from 'node:test';
-import { Harness, chatFrame, pickQuickInput, runCommand, stepsOf } from './harness.mjs';
+import { Harness, chatFrame, pickQuickInput, runCommand, stepper } from './harness.mjs';
 
 const h = new Harness('panel');
-const step = stepsOf(h);
+const step = stepper(h);
 const ws = h.workspace;
 const pricing = path.join(ws, 'pricing.py');
 const pricingText = 'def price(amount, discount):\n    # apply the discount\n    return amount - discount\n';

@@ -10,10 +10,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Harness, chatFrame, pickQuickInput, runCommand, stepsOf } from './harness.mjs';
+import { Harness, chatFrame, pickQuickInput, runCommand, stepper } from './harness.mjs';
 
 const h = new Harness('reload');
-const step = stepsOf(h);
+const step = stepper(h);
 const notes = path.join(h.workspace, 'notes.txt');
 // 7 attempts (SIDECAR_MAX_RETRIES 6): each a 500 whose retry-after keeps the waits at 1 s.
 const failing = Array.from({ length: 7 }, () => ({ fault: 'http', status: 500, headers: { 'retry-after': '1' } }));

@@ -259,6 +259,8 @@ export const SessionSetConfigOption = new RequestType<SetConfigOptionParams, Set
 export const SessionCancel = new NotificationType<CancelParams>('session/cancel');
 export const PanelVisibility = new NotificationType<PanelVisibilityParams>('_sidecar/panel_visibility');
 export const SessionsRewind = new RequestType<RewindParams, unknown, void>('_sidecar/sessions/rewind');
+/** `_sidecar/sessions/undo_rewind`: the files of the last files-only rewind (its `undoId`) put back as they were before it. */
+export const SessionsUndoRewind = new RequestType<{ sessionId: string; undoId: string }, unknown, void>('_sidecar/sessions/undo_rewind');
 export const SessionsCompare = new RequestType<CompareParams, CompareResult, void>('_sidecar/sessions/compare');
 /** The user granted Workspace Trust (the initial state is `initializationOptions.workspaceTrust`). */
 export interface WorkspaceTrustParams {

@@ -138,6 +138,7 @@ class SessionCore:
             # ACP's unstable model selection (acpc --model, older Zed): the ``model`` config option.
             "session/set_model": self.set_model,
             "_sidecar/sessions/rewind": self.rewind,
+            "_sidecar/sessions/undo_rewind": self.undo_rewind,
             "_sidecar/sessions/compare": self.compare,
         }
 
@@ -522,6 +523,13 @@ class SessionCore:
         parse(RewindRequest, params)
         session = self.session(params.get("sessionId"))
         return await self._checkpoints(session).rewind(session, params)
+
+    async def undo_rewind(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
+        from sidecar.server.params import UndoRewindRequest
+
+        parse(UndoRewindRequest, params)
+        session = self.session(params.get("sessionId"))
+        return await self._checkpoints(session).undo_rewind(session, params)
 
     async def compare(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         from sidecar.server.params import RewindRequest

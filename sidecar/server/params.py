@@ -59,3 +59,10 @@ class RewindRequest(Params):
             raise ValueError("toMessageId is required (or toolCallId, for the state before that tool call)")
     files: bool = True
     conversation: bool = True
+
+
+class UndoRewindRequest(Params):
+    """``_sidecar/sessions/undo_rewind``: the ``undoId`` a files-only rewind answered."""
+
+    session_id: Annotated[str, Field(alias="sessionId")]
+    undo_id: Annotated[str, Field(alias="undoId")]

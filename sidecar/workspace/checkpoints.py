@@ -8,6 +8,7 @@ turn; ``tool``: after an Edit, Write, NotebookEdit or Bash call). So checkpoints
 and a restart, and a Bash ``sed -i``, codemod or generated file is covered like an Edit.
 
 ``_sidecar/sessions/rewind {sessionId, toMessageId, files?, conversation?}`` (``CHECKPOINTS``)
+and ``_sidecar/sessions/undo_rewind {sessionId, undoId}``
 restores, for every path a tool snapshot of that message's turn or a later one changed, the content it
 had in the snapshot before that turn (deleting files that did not exist then), and truncates the
 conversation to just before that message (store event ``{"type": "truncate"}``). A path that someone
@@ -147,6 +148,8 @@ class Checkpoints:
         self._seq = 0
         self._lock = asyncio.Lock()
         self._turn_task: asyncio.Future[None] | None = None
+        # The last files-only restore, until it is undone, another restore replaces it or a turn starts.
+        self._undo: _Undo | None = None
         self._load()
 
     # ---- persistence ---------------------------------------------------------------------
@@ -240,6 +243,7 @@ class Checkpoints:
         takes a while, and the model answers first) and return the user message id. A writing tool
         waits for it (``before_tool``)."""
         cp = Checkpoint(message_id=f"msg_{uuid.uuid4().hex[:12]}", history_length=len(self.session.history))
+        self._undo = None  # a turn since a restore may build on it: undoing it then could undo that turn too
         self.checkpoints.append(cp)
         dropped = self.checkpoints[:-MAX_CHECKPOINTS]
         if dropped:
@@ -354,11 +358,14 @@ class Checkpoints:
         restored: list[str] = []
         in_editor: list[str] = []
         conflicts: list[dict[str, str]] = []
+        put: list[_Put] = []
+        saved = [c.to_json() for c in self.checkpoints]
+        self._undo = None  # any rewind changes what an earlier undo would put back
         if self._turn_task is not None and not self._turn_task.done():
             await asyncio.shield(self._turn_task)
         if restore_files:
             async with self._lock:
-                restored, conflicts = await asyncio.to_thread(self._restore_files, index, tool_call)
+                restored, conflicts = await asyncio.to_thread(self._restore_files, index, tool_call, put)
             if tool_call is None:  # the editor's texts are kept per turn, not per tool call
                 # After disk: an editor that reloads a restored file then already holds its earlier text.
                 in_editor, editor_conflicts = await self._restore_editor(session, index, set(restored))
@@ -398,8 +405,56 @@ class Checkpoints:
                 done.append(f"put the earlier text of {', '.join(in_editor)} back in the editor")
             session.add_notice(f"The user rewound the session: {' and '.join(done) or 'restored no files'}; "
                                "read them again before editing.")
-        return {"restored": restored, "restoredInEditor": in_editor, "conflicts": conflicts,
-                "historyLength": truncated_to}
+        result: dict[str, Any] = {"restored": restored, "restoredInEditor": in_editor, "conflicts": conflicts,
+                                  "historyLength": truncated_to}
+        if not restore_conversation and put:  # the conversation stays: the files can go back as they were
+            self._undo = _Undo(f"undo_{uuid.uuid4().hex[:12]}", put, in_editor, saved)
+            result["undoId"] = self._undo.id
+        return result
+
+    async def undo_rewind(self, session: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """``_sidecar/sessions/undo_rewind {sessionId, undoId}``: the files the last files-only restore
+        changed put back as they were just before it, and the checkpoints as they were; a file changed
+        since the restore is left as it is (a conflict), as a rewind leaves one the user changed."""
+        from sidecar.errors import RESOURCE_NOT_FOUND, RpcError, agent_error
+
+        undo = self._undo
+        if undo is None or undo.id != params.get("undoId"):
+            raise RpcError(RESOURCE_NOT_FOUND, "Nothing to undo: that restore was undone already, or a turn or "
+                                               "another restore came after it")
+        if session.prompt_task is not None and not session.prompt_task.done():
+            raise agent_error("prompt_running", "A prompt is running in this session; cancel it before undoing")
+        async with self._lock:
+            restored, conflicts = await asyncio.to_thread(self._put_back, undo)
+        conflicts += [{"path": p, "where": "editor", "reason": "its earlier text went back to the editor; undo it "
+                                                               "there (Edit > Undo)"} for p in undo.in_editor]
+        self._undo = None
+        self.checkpoints = [Checkpoint.from_json(c) for c in undo.checkpoints]
+        self._save()
+        ledger = session.find_service(LEDGER)
+        if ledger is not None:
+            for p in restored:
+                ledger.forget(Path(p))
+        session.audit("rewind_undone", undoId=undo.id, restored=restored, conflicts=conflicts)
+        if restored:
+            session.add_notice(f"The user undid the restore: {', '.join(restored)} are back as they were before "
+                               "it; read them again before editing.")
+        return {"restored": restored, "conflicts": conflicts}
+
+    def _put_back(self, undo: _Undo) -> tuple[list[str], list[dict[str, str]]]:
+        restored: list[str] = []
+        conflicts: list[dict[str, str]] = []
+        for item in undo.files:
+            try:
+                if _current(item.path) != item.after:
+                    conflicts.append({"path": str(item.path), "reason": "changed since the restore; left as it is"})
+                    continue
+                _put(item.path, item.before)
+            except (OSError, ToolError) as exc:
+                conflicts.append({"path": str(item.path), "reason": f"could not put it back: {exc}"})
+                continue
+            restored.append(str(item.path))
+        return restored, conflicts
 
     async def _restore_editor(self, session: Any, index: int,
                               on_disk: set[str]) -> tuple[list[str], list[dict[str, str]]]:
@@ -486,7 +541,9 @@ class Checkpoints:
         what = "tool call" if tool_call is not None else "message"
         return [{"path": str(self.repo.work_tree), "reason": f"no snapshot was taken before that {what}"}]
 
-    def _restore_files(self, index: int, tool_call: str | None = None) -> tuple[list[str], list[dict[str, str]]]:
+    def _restore_files(self, index: int, tool_call: str | None = None,
+                       put: list[_Put] | None = None) -> tuple[list[str], list[dict[str, str]]]:
+        """Restore the files; ``put`` gets each file's content before and after (for an undo)."""
         plan = self._plan(index, tool_call)
         if plan is None:
             return [], self._no_point(tool_call)
@@ -500,7 +557,10 @@ class Checkpoints:
                 conflicts.append({"path": str(path), "reason": "changed since the agent last wrote it; left as it is"})
                 continue
             try:
-                _put(path, earlier.get(rel))
+                before, entry = _current(path), earlier.get(rel)
+                _put(path, entry)
+                if put is not None:
+                    put.append(_Put(path, before, entry))
             except (OSError, ShadowError, ToolError) as exc:
                 conflicts.append({"path": str(path), "reason": f"could not restore: {exc}"})
                 continue
@@ -585,6 +645,23 @@ class Checkpoints:
         if ignored:
             return "ignored by .gitignore, so no checkpoint holds it" + left
         return None
+
+
+@dataclass
+class _Put:
+    """A file a restore wrote: its content before and what the restore put there (None: no file)."""
+
+    path: Path
+    before: tuple[str, bytes] | None
+    after: tuple[str, bytes] | None
+
+
+@dataclass
+class _Undo:
+    id: str
+    files: list[_Put]
+    in_editor: list[str]  # handed back to the editor (fs/write_text_file): undone there, not by us
+    checkpoints: list[dict[str, Any]]  # the checkpoints before the restore (it cut their later snapshots)
 
 
 @dataclass

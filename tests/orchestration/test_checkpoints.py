@@ -194,3 +194,44 @@ async def test_a_read_only_bash_takes_no_snapshot_and_a_writing_one_does(
     rewound = await harness.process.request("_sidecar/sessions/rewind", {
         "sessionId": session, "toMessageId": result["_meta"]["sidecar"]["userMessageId"]})
     assert rewound["restored"] == [str(workspace / "made.txt")] and not (workspace / "made.txt").exists()
+
+
+async def test_a_files_only_restore_can_be_undone_as_the_files_were_before_it(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    hello, notes, new = (workspace / n for n in ("hello.py", "notes.txt", "new.txt"))
+    model_server.add_turns([
+        use("Read", file_path=str(hello)),
+        use("Edit", file_path=str(hello), old_string="Hello", new_string="Howdy"),
+        use("Read", file_path=str(notes)),
+        use("Edit", file_path=str(notes), old_string="beta", new_string="BETA"),
+        use("Write", file_path=str(new), content="brand new\n"),
+        {"content": [{"type": "text", "text": "done"}]},
+    ])
+    harness = await make_sidecar()
+    session = await harness.new_session(workspace)
+    result = await harness.process.request("session/prompt", {
+        "sessionId": session, "prompt": [{"type": "text", "text": "change things"}]})
+    message = result["_meta"]["sidecar"]["userMessageId"]
+    edited = {p: p.read_text() for p in (hello, notes, new)}
+
+    restore = await harness.process.request("_sidecar/sessions/rewind", {
+        "sessionId": session, "toMessageId": message, "files": True, "conversation": False})
+    assert sorted(restore["restored"]) == sorted(map(str, (hello, notes, new))) and not new.exists()
+    # The user changes one restored file before undoing: the undo leaves that one as it is.
+    notes.write_text("mine\n")
+    undo = await harness.process.request("_sidecar/sessions/undo_rewind", {
+        "sessionId": session, "undoId": restore["undoId"]})
+    assert sorted(undo["restored"]) == sorted(map(str, (hello, new)))
+    assert undo["conflicts"] == [{"path": str(notes), "reason": "changed since the restore; left as it is"}]
+    assert hello.read_text() == edited[hello] and new.read_text() == edited[new]
+    assert notes.read_text() == "mine\n"
+    with pytest.raises(RemoteError, match="Nothing to undo"):
+        await harness.process.request("_sidecar/sessions/undo_rewind",
+                                      {"sessionId": session, "undoId": restore["undoId"]})
+    # The checkpoints are as before the restore: the same restore again puts the files back once more.
+    again = await harness.process.request("_sidecar/sessions/rewind", {
+        "sessionId": session, "toMessageId": message, "files": True, "conversation": False})
+    assert sorted(again["restored"]) == sorted(map(str, (hello, new))) and not new.exists()
+    # A restore of the conversation too has no undo.
+    both = await harness.process.request("_sidecar/sessions/rewind", {"sessionId": session, "toMessageId": message})
+    assert "undoId" not in both

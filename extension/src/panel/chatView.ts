@@ -290,6 +290,11 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
           if (r) this.reportConflicts(r);
           break;
         }
+        case 'undoRestore': {
+          const r = await s?.undoRestore(m.undoId, m.messageId);
+          if (r) this.reportConflicts(r);
+          break;
+        }
         case 'editResend': {
           const r = await s?.editResend(m.messageId, m.text, m.context ?? []);
           if (r) this.reportConflicts(r);

@@ -23,6 +23,7 @@ import {
   SessionsCompare,
   type CompareParams,
   type CompareResult,
+  SessionsUndoRewind,
   type ModelRetryParams,
   type PromptResult,
   type StopReason,
@@ -101,6 +102,14 @@ export function rewindReport(r: RewindResult, files: boolean, rel: (path: string
   }
   if (restored.length) return { text: `Restored ${restored.join(', ')}.`, level: 'info' };
   return files ? { text: 'No file to restore: the turns after this message changed none.', level: 'info' } : null;
+}
+
+/** The line an undone restore leaves beside its message. */
+export function undoReport(r: RewindResult, rel: (path: string) => string): { text: string; level: 'info' | 'warning' } {
+  const back = r.restored.map(rel);
+  const done = back.length ? `Undid the restore: ${back.join(', ')} ${back.length === 1 ? 'is' : 'are'} as before it.` : 'Undid the restore: no file was put back.';
+  if (!r.conflicts.length) return { text: done, level: 'info' };
+  return { text: `${done} Left as they are: ${r.conflicts.map((c) => `${rel(c.path)} (${c.reason})`).join('; ')}.`, level: 'warning' };
 }
 
 export class Sessions {
@@ -357,12 +366,25 @@ export class Sessions {
     const r = (await this.conn().sendRequest(SessionsRewind, { sessionId: this.sessionId, toMessageId: messageId, files, conversation })) as {
       restored?: string[];
       conflicts?: { path: string; reason: string }[];
+      undoId?: string;
     } | null;
     if (conversation) this.view.post({ type: 'truncate', messageId });
     const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
     const report = rewindReport(result, files, (p) => this.relative(p));
-    // Beside the message when it stays (files only); where it was, at the end, when the conversation went back.
-    if (report) this.view.post({ type: 'notice', ...report, ...(conversation ? {} : { messageId }) });
+    // Beside the message when it stays (files only), with "Undo restore" when the sidecar can put them back;
+    // where it was, at the end, when the conversation went back.
+    const undo = !conversation && typeof r?.undoId === 'string' ? { undoId: r.undoId } : {};
+    if (report) this.view.post({ type: 'notice', ...report, ...(conversation ? {} : { messageId }), ...undo });
+    return result;
+  }
+
+  /** "Undo restore": the files the restore changed put back as they were before it (`_sidecar/sessions/undo_rewind`). */
+  async undoRestore(undoId: string, messageId: string): Promise<RewindResult> {
+    if (!this.sessionId) throw new Error('No session to undo a restore in.');
+    if (this.busy) throw new Error('A turn is running: stop it before undoing the restore.');
+    const r = (await this.conn().sendRequest(SessionsUndoRewind, { sessionId: this.sessionId, undoId })) as RewindResult | null;
+    const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
+    this.view.post({ type: 'notice', ...undoReport(result, (p) => this.relative(p)), messageId });
     return result;
   }
 

@@ -82,8 +82,11 @@ export type ToView =
   | { type: 'retry'; retry: ModelRetryParams }
   | { type: 'addContext'; item: ContextItem }
   | { type: 'truncate'; messageId: string }
-  /** A line in the transcript; with `messageId`, right after that user message (a rewind's outcome). */
-  | { type: 'notice'; text: string; level: 'info' | 'warning'; messageId?: string }
+  /**
+   * A line in the transcript; with `messageId`, right after that user message (a rewind's outcome); with
+   * `undoId`, an "Undo restore" button on it.
+   */
+  | { type: 'notice'; text: string; level: 'info' | 'warning'; messageId?: string; undoId?: string }
   | { type: 'error'; message: string }
   /** Messages posted within a few ms of each other, in order (chatView.ts `post`). */
   | { type: 'batch'; messages: ToView[] };
@@ -115,6 +118,8 @@ export type FromView =
   | { type: 'compare'; messageId?: string; toolCallId?: string }
   /** "Restore" on a writing tool call's card: the files back to before that call (the conversation stays). */
   | { type: 'restoreToolCall'; toolCallId: string }
+  /** "Undo restore" on a restore's notice. */
+  | { type: 'undoRestore'; undoId: string; messageId: string }
   | { type: 'editResend'; messageId: string; text: string; context?: ContextItem[] };
 
 /** The `ToView` message of one type (`ToViewOf<'state'>`). */

@@ -176,7 +176,7 @@ function handle(m: ToView): void {
       viewport.contentChanged();
       break;
     case 'notice':
-      transcript.notice(m.text, m.level ?? 'info', m.messageId);
+      transcript.notice(m.text, m.level ?? 'info', m.messageId, m.undoId);
       break;
     case 'turnEnd': {
       const e = m.error;

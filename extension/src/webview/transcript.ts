@@ -134,6 +134,7 @@ export class Transcript {
     this.endStream();
     this.state.replayedUser = null;
     this.dropRetryButtons();
+    this.dropUndo();
     const wrap = el('div', 'msg user');
     if (promptId) {
       wrap.dataset.promptId = promptId;
@@ -204,16 +205,34 @@ export class Transcript {
     this.viewport.contentChanged();
   }
 
-  notice(text: string, level: string, messageId?: string): void {
+  notice(text: string, level: string, messageId?: string, undoId?: string): void {
     const line = el('div', `notice ${level}`, text);
     const at = messageId ? this.state.transcript.querySelector<HTMLElement>(`.msg.user[data-message-id="${CSS.escape(messageId)}"]`) : null;
+    // Only the last restore can be undone, and only until a turn starts (the sidecar keeps one).
+    if (messageId) this.dropUndo();
+    if (undoId && messageId) {
+      const undo = el('button', 'link-btn undo-restore', 'Undo restore');
+      undo.title = 'Put the files back as they were before this restore';
+      undo.addEventListener('click', () => {
+        undo.remove();
+        this.post({ type: 'undoRestore', undoId, messageId });
+      });
+      line.append(' ', undo);
+    }
     if (at) {
-      at.after(line);
+      // After the message and the lines earlier actions on it left, in the order they came.
+      let last: Element = at;
+      while (last.nextElementSibling?.classList.contains('notice')) last = last.nextElementSibling;
+      last.after(line);
       line.scrollIntoView({ block: 'nearest' });
     } else {
       this.state.transcript.appendChild(line);
     }
     this.viewport.contentChanged();
+  }
+
+  dropUndo(): void {
+    for (const b of this.state.transcript.querySelectorAll('.undo-restore')) b.remove();
   }
 
   dropRetryButtons(): void {

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type Connection, Sessions, promptBlocks, rewindReport } from '../../src/panel/sessions';
+import { type Connection, Sessions, promptBlocks, rewindReport, undoReport } from '../../src/panel/sessions';
 import type { ContextItem, ToView } from '../../src/shared/panelProtocol';
 import { rewindFlags } from '../../src/webview/messageActions';
 
@@ -162,6 +162,27 @@ describe('checkpoints', () => {
     });
     expect(rewindReport({ restored: [], conflicts: [] }, true, rel)?.text).toBe('No file to restore: the turns after this message changed none.');
     expect(rewindReport({ restored: [], conflicts: [] }, false, rel)).toBeNull();
+  });
+
+  it('a files-only restore offers "Undo restore", which asks undo_rewind and tells what went back', async () => {
+    conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: ['/ws/notes.txt', '/ws/new.txt'], conflicts: [], historyLength: null, undoId: 'undo_1' }));
+    conn.answers.set('_sidecar/sessions/undo_rewind', () => ({ restored: ['/ws/new.txt'], conflicts: [{ path: '/ws/notes.txt', reason: 'changed since the restore; left as it is' }] }));
+    sessions.roots = () => ['/ws'];
+    await sessions.prompt('first', []);
+    posted = [];
+    await sessions.rewind('msg_1', true, false);
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt, new.txt.', level: 'info', messageId: 'msg_1', undoId: 'undo_1' }]);
+    posted = [];
+    await sessions.undoRestore('undo_1', 'msg_1');
+    expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/undo_rewind', params: { sessionId: 'S1', undoId: 'undo_1' } });
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([
+      { type: 'notice', text: 'Undid the restore: new.txt is as before it. Left as they are: notes.txt (changed since the restore; left as it is).', level: 'warning', messageId: 'msg_1' },
+    ]);
+    // the conversation rewound too: no undo offered
+    posted = [];
+    await sessions.rewind('msg_1', true, true);
+    expect(posted.find((m) => m.type === 'notice')).not.toHaveProperty('undoId');
+    expect(undoReport({ restored: ['/ws/a.py', '/ws/b.py'], conflicts: [] }, rel)).toEqual({ text: 'Undid the restore: a.py, b.py are as before it.', level: 'info' });
   });
 
   it('restoring the conversation drops the message and what follows from the transcript; code only does not', async () => {
