@@ -382,7 +382,7 @@ step('dark theme, ~170 px side bar: the same panel', async () => {
 
 step('after a reload the answered approvals still say what the user chose', async () => {
   const chosen = async () =>
-    chat.locator('.tool-card .decision:not([hidden])').evaluateAll((ds) => ds.map((d) => `${d.closest('.tool-card').dataset.toolCallId}: ${d.textContent}`));
+    chat.locator('.tool-card .decision:not([hidden])').evaluateAll((ds) => ds.filter((d) => d.closest('details').open).map((d) => `${d.closest('.tool-card').dataset.toolCallId}: ${d.textContent}`));
   const before = await chosen();
   assert.deepEqual(before.map((d) => d.replace(/ Bash\(.*$/, '')), ['toolu_touch: You chose: Always allow', 'toolu_away: You chose: Allow once']);
   const count = await turnsFinished();

@@ -112,7 +112,11 @@ export class Cards {
     }
     if (isRecord(meta.metadata)) s.metadata = meta.metadata;
     const answer = meta.answer;
-    if (isRecord(answer) && typeof answer.name === 'string' && answer.name && String(answer.kind).startsWith('allow')) s.chosen = answer.name;
+    if (isRecord(answer) && typeof answer.name === 'string' && answer.name && String(answer.kind).startsWith('allow')) {
+      s.chosen = answer.name;
+      // open, as the card was when the user answered it (a replayed one is drawn closed)
+      card.el.open = true;
+    }
     this.render(card);
     if (s.parentId) {
       const parent = this.cards.get(s.parentId);
