@@ -204,7 +204,7 @@ class PermissionGate:
         feedback = feedback if feedback and feedback.strip() else None
         allowed = kind.startswith("allow")
         # The answer on the call's card ("You chose: Allow once"), in the log too: a reload shows it again.
-        name = next((str(o.get("name")) for o in options if o.get("optionId") == option_id), "")
+        name = next((o["name"] for o in options if o["optionId"] == option_id), "")
         await self.session.send_update({"sessionUpdate": "tool_call_update", "toolCallId": ctx.tool_call_id,
                                         "_meta": {"sidecar": {"answer": {"optionId": option_id, "kind": kind,
                                                                          "name": name}}}})
