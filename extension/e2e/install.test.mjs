@@ -1,11 +1,12 @@
 // Issue 26 in a real editor: a new user installs only the VSIX. A fresh HOME, the VSIX copied away from the
-// checkout and installed alone, a workspace that is not the checkout, one setting (sidecar.setupPython: the
-// Python the loopback wheels were downloaded for); pip's index is a
+// checkout and installed alone, a workspace that is not the checkout, no sidecar setting at all: the
+// extension finds Python on the PATH as it would for a fresh user (scripts/setup-e2e.sh downloaded the
+// wheels for the Python the same search finds first); pip's index is a
 // loopback server holding the locked dependencies' wheels (downloaded by scripts/setup-e2e.sh; nothing here
 // leaves 127.0.0.1), the endpoint is the scripted model (ANTHROPIC_BASE_URL in the editor's environment).
 // Steps: the agent's environment is made with progress; the welcome's Set API Key; a first answer; a reload
 // reuses the environment; a higher-version VSIX upgrades it; with the index gone, the one clear message and
-// its buttons. Screenshots of each in artifacts/e2e/install-*.
+// its buttons; the index back, its Retry Setup makes the environment. Screenshots in artifacts/e2e/install-*.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -98,9 +99,8 @@ before(async () => {
   // pip sees only the loopback index (none of this machine's pip.conf or PIP_* mirrors).
   h.dropEnvPrefixes = ['PIP_'];
   h.extraEnv = { PIP_CONFIG_FILE: '/dev/null', PIP_INDEX_URL: `http://127.0.0.1:${index.address().port}/simple`, ANTHROPIC_BASE_URL: url };
-  // One setting: the Python the wheelhouse was downloaded for (the extension would otherwise take the first
-  // python3.x on the PATH of the editor's login shell, whose binary wheels may not match the loopback index).
-  await h.startCodeServer({ 'sidecar.setupPython': fs.readFileSync(path.join(wheelhouse, 'python'), 'utf8').trim() }, { vsix: copied });
+  // No setting: the extension looks for python3.14 … python3.11, python3 on the PATH, as setup-e2e.sh did.
+  await h.startCodeServer({}, { vsix: copied });
 });
 
 after(async () => {
@@ -116,6 +116,10 @@ test('installed alone, the extension makes its agent, welcomes, answers, reuses,
   await h.screenshot('setting-up');
   await h.waitForLog(/the agent's environment is ready/, { timeoutMs: 600000 });
   await h.waitForLog(/agent capabilities:/);
+  // Found on the PATH, no setting: the Python the loopback wheels fit (binary wheels are per CPython minor).
+  const found = /setting up the agent \(first start\): (\S+) \(Python (\d+\.\d+)\.\d+\)/.exec(h.extensionLog());
+  assert.ok(found, 'the log names the Python the extension found');
+  assert.equal(found[2], /wheelhouse-py(\d+\.\d+)\./.exec(path.basename(wheelhouse))?.[1], `the Python found on the PATH (${found[1]}) is the one the wheels are for`);
   assert.deepEqual(
     { ext: marker().extensionVersion, agent: typeof marker().agentVersion },
     { ext: JSON.parse(fs.readFileSync(path.join(extensionDir, 'package.json'), 'utf8')).version, agent: 'string' },
@@ -202,4 +206,20 @@ test('installed alone, the extension makes its agent, welcomes, answers, reuses,
   assert.equal(await message.locator('.monaco-button', { hasText: 'Retry Setup' }).count(), 1);
   assert.equal(await message.locator('.monaco-button', { hasText: 'Show Log' }).count(), 1);
   assert.ok(!fs.existsSync(path.join(envDir(), 'sidecar-env.json')), 'no half-made environment is taken for a working one');
+
+  // 7. The index is back: the notification's Retry Setup makes the environment, and the agent runs.
+  await new Promise((resolve) => index.listen(port, '127.0.0.1', resolve));
+  indexUp = true;
+  const ready = (h.extensionLog().match(/the agent's environment is ready/g) ?? []).length;
+  const n3 = starts();
+  await message.locator('.monaco-button', { hasText: 'Retry Setup' }).click();
+  await page.locator('.notification-toast', { hasText: 'setting up the agent' }).waitFor({ timeout: 90000 });
+  await h.screenshot('retry-setup');
+  await h.waitForLog(/the agent's environment is ready/, { count: ready + 1, timeoutMs: 600000 });
+  await h.waitForLog(/agent capabilities:/, { count: n3 + 1 });
+  assert.equal(marker().extensionVersion, '99.0.0', 'the environment is made again, for the installed VSIX');
+  await runCommand(page, 'Sidecar: Focus the Chat');
+  chat = await chatFrame(page);
+  await chat.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 90000 });
+  await h.screenshot('retry-setup-done');
 });
