@@ -184,6 +184,14 @@ test('installed alone, the extension makes its agent, welcomes, answers, reuses,
   await h.waitForLog(/agent capabilities:/, { count: n2 + 1, timeoutMs: 600000 });
   assert.equal(marker().extensionVersion, '99.0.0', 'the environment is the new VSIX\'s');
   assert.match(h.extensionLog(), /--force-reinstall .*sidecar-vscode-99\.0\.0/);
+  // This VSIX says 99.0.0 but carries the same agent: the agent finds the extension's major.minor is not its
+  // own (docs/packaging.md) and says so, in a notification and in the chat.
+  const mismatch = `Sidecar: the agent is ${marker().agentVersion} and the extension (sidecar-vscode) is 99.0.0; they work together only when major.minor match`;
+  await page.locator('.notification-toast', { hasText: mismatch }).waitFor({ timeout: 60000 });
+  await runCommand(page, 'Sidecar: Focus the Chat');
+  chat = await chatFrame(page);
+  await chat.locator('.notice.warning', { hasText: mismatch }).waitFor({ timeout: 60000 });
+  await h.screenshot('version-mismatch');
 
   // 6. Nothing reachable (a new profile, the index down): the one clear message, with its buttons.
   await page.close();
