@@ -72,10 +72,16 @@ fi
 REPO_DIR="$(dirname "$EXT_DIR")"
 UV="$REPO_DIR/.tools/uv/bin/uv"
 [ -x "$UV" ] || UV=uv
+# The Python a fresh user's editor finds: the extension's own search (python3.14 … python3.11, python3; the
+# first file of each name on the PATH) over the PATH of a login shell with an empty HOME, which is what the
+# extension host gets (code-server resolves its environment from a login shell: /etc/profile's PATH, no pyenv
+# shims). The install suite checks that the extension found this one.
+LOGIN_PATH="$(env -i HOME="$(mktemp -d)" bash -lc 'printf %s "$PATH"' 2>/dev/null || true)"
 PICKED=""
 for n in python3.14 python3.13 python3.12 python3.11 python3; do
+  c="$(PATH="${LOGIN_PATH:-$PATH}" command -v "$n" 2>/dev/null || true)"
   # (a pyenv shim exists for versions that are not active: it must also run)
-  if command -v "$n" >/dev/null 2>&1 && "$n" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then PICKED="$n"; break; fi
+  if [ -n "$c" ] && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then PICKED="$c"; break; fi
 done
 if [ -n "$PICKED" ]; then
   PYVER="$("$PICKED" -c 'import sys; print(".".join(map(str, sys.version_info[:3])))')"
@@ -85,12 +91,16 @@ if [ -n "$PICKED" ]; then
     echo "setup-e2e: downloading the agent's locked dependencies for Python $PYVER into $WHEELHOUSE" >&2
     rm -rf "$WHEELHOUSE" && mkdir -p "$WHEELHOUSE"
     (cd "$REPO_DIR" && "$UV" export --frozen --no-dev --hashes --no-emit-project --no-header --quiet -o "$WHEELHOUSE/requirements.txt")
-    python3 -m pip download --quiet --disable-pip-version-check --only-binary :all: --python-version "$PYVER" \
+    # pip evaluates the requirements' markers (python_full_version < '3.11.5' …) for the Python it runs on:
+    # that Python's own pip when it has one.
+    DL_PYTHON=python3
+    "$PICKED" -m pip --version >/dev/null 2>&1 && DL_PYTHON="$PICKED"
+    "$DL_PYTHON" -m pip download --quiet --disable-pip-version-check --only-binary :all: --python-version "$PYVER" \
       --require-hashes -r "$WHEELHOUSE/requirements.txt" -d "$WHEELHOUSE" >&2
     touch "$WHEELHOUSE/.complete"
   fi
   echo "$WHEELHOUSE" > "$CACHE_DIR/wheelhouse-current"
-  # the interpreter itself (not a pyenv shim): the suite names it in sidecar.setupPython so the wheels fit
+  # the interpreter the wheels are for: the install suite checks the extension found it
   "$PICKED" -c 'import sys; print(sys.executable)' > "$WHEELHOUSE/python"
 fi
 echo "$CS_PREFIX/node_modules/.bin/code-server"
