@@ -164,7 +164,11 @@ export class Ctx implements vscode.Disposable {
     tab.chat.attachPanel(p);
     this.tabs.add(tab);
     p.onDidDispose(() => {
+      // A closed tab's turn stops, and what it asked is answered as cancelled (else it would wait forever).
       this.tabs.delete(tab);
+      tab.chat.cancelApprovals();
+      if (tab.sessions.busy) tab.sessions.cancel().catch(() => undefined);
+      this.showPending();
       this.panelVisibility(this.anyChatVisible());
     });
     if (this.client?.isRunning()) void tab.sessions.attach(this.connection(this.client));

@@ -116,6 +116,14 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     };
   }
 
+  /** The chat is gone (its tab closed): each approval it still offers is answered as cancelled, so no
+   * request waits on a card nobody can see. */
+  cancelApprovals(): void {
+    const open = [...this.approvals.values()];
+    this.approvals.clear();
+    for (const resolve of open) resolve({ outcome: { outcome: 'cancelled' } });
+  }
+
   show(toolCallId: string): void {
     this.reveal();
     this.post({ type: 'focusCard', toolCallId });
