@@ -45,7 +45,7 @@ from pathlib import Path
 from sidecar.errors import ToolError
 from sidecar.secrets import scrubbed_env
 from sidecar.workspace.gitenv import safe_git_env
-from sidecar.workspace.textfile import atomic_write
+from sidecar.workspace.textfile import TEMP_SUFFIX, atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,9 @@ class ShadowRepo:
             for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
                 (staging / sub).mkdir(parents=True)
             (staging / "config").write_bytes(CONFIG)
+            # The agent's own temp files (Edit starts writing one before its review) are never a checkpoint's.
+            (staging / "info").mkdir()
+            (staging / "info" / "exclude").write_bytes(f"*{TEMP_SUFFIX}\n".encode())
             self._seed(staging)
             (staging / "HEAD").write_bytes(b"ref: refs/heads/main\n")
             shutil.rmtree(self.git_dir, ignore_errors=True)  # a layout left without HEAD by a crash
@@ -110,29 +113,43 @@ class ShadowRepo:
             shutil.rmtree(staging, ignore_errors=True)
 
     def _seed(self, staging: Path) -> None:
-        """Start from the index and packs of another repository of the same work tree, when there is one."""
+        """Start from the index and objects of another repository of the same work tree, when there is one.
+        Its packs and its loose objects (blobs of 0–1 byte stay loose under ``core.bigFileThreshold=1``, and
+        trees) are hard-linked: git objects are immutable, and the copied index names them."""
         with _LAST_SNAPSHOT_LOCK:
             sibling = _LAST_SNAPSHOT.get(self.work_tree)
         if sibling is None or sibling is self:
             return
         with sibling.lock:
             try:
-                packs = [e.name for e in os.scandir(sibling.git_dir / "objects" / "pack")
-                         if not e.name.startswith("tmp_")]
-                for name in packs:
-                    os.link(sibling.git_dir / "objects" / "pack" / name, staging / "objects" / "pack" / name)
+                source = sibling.git_dir / "objects"
+                for folder in os.scandir(source):
+                    if folder.name == "info" or not folder.is_dir():
+                        continue
+                    (staging / "objects" / folder.name).mkdir(exist_ok=True)
+                    for entry in os.scandir(folder.path):
+                        if entry.is_file() and not entry.name.startswith("tmp_"):
+                            os.link(entry.path, staging / "objects" / folder.name / entry.name)
                 shutil.copy2(sibling.git_dir / "index", staging / "index")
             except OSError as exc:  # gone, another file system: a fresh start hashes the workspace instead
                 log.info("checkpoint repository not seeded from %s: %s", sibling.git_dir, exc)
-                for entry in os.scandir(staging / "objects" / "pack"):
-                    os.unlink(entry.path)
+                shutil.rmtree(staging / "objects", ignore_errors=True)
+                for sub in ("objects/info", "objects/pack"):
+                    (staging / sub).mkdir(parents=True, exist_ok=True)
                 with _suppress_missing():
                     os.unlink(staging / "index")
 
     def snapshot(self, ref: str, message: str) -> str:
         """Commit the work tree as it is now (changes since the last snapshot staged); returns the commit."""
         with self.lock:
-            commit = self._snapshot(ref, message)
+            try:
+                commit = self._snapshot(ref, message)
+            except ShadowError as exc:  # an index naming an object this repository lacks: start it again
+                log.info("checkpoint of %s: %s; the index is rebuilt", self.work_tree, exc)
+                self._last_tree = None
+                with _suppress_missing():
+                    os.unlink(self.git_dir / "index")
+                commit = self._snapshot(ref, message)
         with _LAST_SNAPSHOT_LOCK:
             _LAST_SNAPSHOT[self.work_tree] = self
         return commit

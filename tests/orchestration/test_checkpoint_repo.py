@@ -106,3 +106,41 @@ def test_a_repository_left_half_made_or_a_sibling_gone_starts_afresh(tmp_path: P
     commit = b.snapshot("refs/sidecar/1", "turn 1")
     assert held(b, commit) == on_disk(ws)
     fsck(b)
+
+
+def test_a_seeded_repository_holds_the_tiny_files_git_keeps_loose(tmp_path: Path) -> None:
+    """Blobs of 0–1 byte (an empty ``__init__.py``) stay loose objects under ``core.bigFileThreshold=1``:
+    a repository seeded from another's index must have them too, or every snapshot of it fails."""
+    ws = make_workspace(tmp_path)
+    (ws / "pkg0" / "__init__.py").write_text("")
+    (ws / "one.txt").write_text("x")
+    a = ShadowRepo(tmp_path / "a" / "git", ws)
+    a.snapshot("refs/sidecar/1", "turn 1")
+    b = ShadowRepo(tmp_path / "b" / "git", ws)
+    first = b.snapshot("refs/sidecar/1", "turn 1")
+    assert held(b, first) == on_disk(ws)
+    (ws / "one.txt").write_text("y")
+    second = b.snapshot("refs/sidecar/2", "tool 2")
+    assert b.changed(first, second) == {"one.txt"}
+    fsck(b)
+
+
+def test_an_index_naming_a_missing_object_is_rebuilt(tmp_path: Path) -> None:
+    ws, a, _ = snapshotted(tmp_path)
+    (ws / "pkg0" / "__init__.py").write_text("")
+    a.snapshot("refs/sidecar/2", "tool 2")
+    blob = a.git("rev-parse", "refs/sidecar/2:pkg0/__init__.py").decode().strip()
+    (a.git_dir / "objects" / blob[:2] / blob[2:]).unlink()  # lost (a crash, a partial copy)
+    (ws / "pkg0" / "new.py").write_text("n = 1\n")
+    commit = a.snapshot("refs/sidecar/3", "tool 3")
+    assert held(a, commit) == on_disk(ws)
+
+
+def test_the_agents_temp_files_are_never_in_a_snapshot(tmp_path: Path) -> None:
+    """Edit starts writing ``.<name>.<hex>.sidecar-tmp`` before its review: a snapshot taken meanwhile must
+    not hold it (a rewind would put it back)."""
+    ws = make_workspace(tmp_path)
+    (ws / "pkg0" / ".m0.py.1a2b3c.sidecar-tmp").write_text("half written\n")
+    repo = ShadowRepo(tmp_path / "a" / "git", ws)
+    commit = repo.snapshot("refs/sidecar/1", "turn 1")
+    assert not [rel for rel in held(repo, commit) if rel.endswith(".sidecar-tmp")]
