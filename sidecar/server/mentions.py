@@ -155,7 +155,7 @@ async def git_text(session: Session, sha: str | None) -> str:
     denied = _read_denied(session)
     if sha is not None:
         listed, err, code = await _git([*base, "show", *plain, "--name-only", "--format=", "-z", "--end-of-options",
-                                        sha, "--"], cwd)
+                                        sha, "--"], cwd, whole=True)
         if code != 0:
             raise GitMentionError(f"git show {sha} failed: {err.strip() or 'no such commit'}. "
                                   "Check the commit id (`git log --oneline` lists them).")
@@ -170,7 +170,8 @@ async def git_text(session: Session, sha: str | None) -> str:
         if "not a git repository" in err:
             raise GitMentionError(f"{cwd} is not in a git repository: there are no changes to show.")
         raise GitMentionError(f"The repository has no commit yet (git: {err.strip()}); nothing to diff against.")
-    changed, _, _ = await _git([*base, "diff", *plain, "--name-only", "-z", "HEAD", "--", "."], cwd)
+    changed, _, _ = await _git([*base, "diff", *plain, "--name-only", "-z", "HEAD", "--", "."], cwd, whole=True)
+    # Only names, shown a few at a time (none is in the diff): a cut list costs no content.
     untracked, _, _ = await _git([*base, "ls-files", "--others", "--exclude-standard", "-z", "--", "."], cwd)
     hidden = [n for n in changed.split("\0") if n and denied(cwd / n)]
     names = [n for n in untracked.split("\0") if n]
@@ -215,7 +216,22 @@ def _bounded(text: str, rest: str) -> str:
             f"run `{rest}` for the files cut off]")
 
 
-async def _git(argv: list[str], cwd: Path) -> tuple[str, str, int]:
+async def _read_bounded(stream: asyncio.StreamReader, limit: int) -> bytes:
+    """Up to ``limit`` bytes, until EOF (``StreamReader.read(n)`` returns what is buffered, not n bytes)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = await stream.read(limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+async def _git(argv: list[str], cwd: Path, *, whole: bool = False) -> tuple[str, str, int]:
+    """git's output, its errors and exit code. A huge output is cut at a bound; ``whole``: a cut output
+    (a name list the Read deny rules are checked against) is refused instead."""
     env = safe_git_env(scrubbed_env())
     try:
         proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
@@ -225,16 +241,25 @@ async def _git(argv: list[str], cwd: Path) -> tuple[str, str, int]:
         raise GitMentionError(f"git could not be started ({exc}); is git installed?") from None
     assert proc.stdout is not None and proc.stderr is not None
     try:
-        # Read at most a bound's worth: a huge diff is cut, not held in memory.
-        out = await asyncio.wait_for(proc.stdout.read(_MAX_GIT_BYTES), _GIT_TIMEOUT)
-        if len(out) >= _MAX_GIT_BYTES:
-            proc.kill()
-        err = await asyncio.wait_for(proc.stderr.read(65536), _GIT_TIMEOUT)
-        code = await asyncio.wait_for(proc.wait(), _GIT_TIMEOUT)
+        # Read at most a bound's worth (a huge diff is cut, not held in memory), stderr meanwhile (a full
+        # pipe would block git).
+        async def read_out(stream: asyncio.StreamReader) -> bytes:
+            data = await _read_bounded(stream, _MAX_GIT_BYTES)
+            if len(data) >= _MAX_GIT_BYTES:
+                proc.kill()  # at the bound: git would wait on the full pipe, and its stderr never end
+            return data
+
+        async with asyncio.timeout(_GIT_TIMEOUT):
+            out, err = await asyncio.gather(read_out(proc.stdout), _read_bounded(proc.stderr, 65536))
+            cut = len(out) >= _MAX_GIT_BYTES
+            code = await proc.wait()
     except TimeoutError:
         proc.kill()
         await proc.wait()
         raise GitMentionError(f"git took longer than {_GIT_TIMEOUT:.0f} s and was stopped.") from None
-    if len(out) >= _MAX_GIT_BYTES:
+    if cut:
+        if whole:
+            raise GitMentionError("Too many changed files to check against the Read deny rules; mention "
+                                  "the files themselves instead.")
         code = 0  # cut on purpose
     return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), code

@@ -4,6 +4,7 @@ program the repository names."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -179,3 +180,20 @@ async def test_a_prompt_of_mentions_alone_is_titled_by_the_first(acp_sidecar: Ha
         {"type": "resource_link", "uri": "sidecar://git/diff", "name": "Git changes"}]) == "end_turn"
     listed = await acp_sidecar.process.request("session/list", {"cwd": str(workspace)})
     assert [s["title"] for s in listed["sessions"]] == ["Git changes"]
+
+
+async def test_a_large_diff_is_cut_at_the_bound_and_says_so(
+        acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """git's output arrives in pipe-sized chunks: the mention reads on to its bound (not just the first
+    chunk), cuts there and says where, instead of a silently short diff or a git stuck on a full pipe."""
+    big = workspace / "big.txt"
+    big.write_text("".join(f"line {i} of the original text\n" for i in range(6000)))
+    repo(workspace)
+    big.write_text("".join(f"line {i} of the changed text\n" for i in range(6000)))
+    await review_git_diff(acp_sidecar, workspace, model_server)
+    text = sent_texts(model_server)[1]
+    assert "diff --git a/big.txt b/big.txt" in text
+    read = re.search(r"\[… cut at 30000 of (\d+) characters; run `git diff HEAD -- <path>` for the files cut off\]",
+                     text)
+    assert read is not None, text[-300:]
+    assert int(read.group(1)) >= 4 * 30000  # read on to the bound, past a first pipe-sized chunk
