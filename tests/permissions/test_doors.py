@@ -185,6 +185,24 @@ async def trust_the_workspace_only(params: dict[str, Any]) -> dict[str, Any]:
     return await (allow_once if kind == "workspace" else reject_once)(params)
 
 
+async def write_new_txt(harness: Harness, model_server: ScriptedModelServer, session_id: str,
+                        target: Path) -> list[str]:
+    """One prompt whose turn Writes ``target``; the session's mode changes seen meanwhile."""
+    model_server.add_turns([
+        {"content": [{"type": "tool_use", "name": "Write",
+                      "input": {"file_path": str(target), "content": "written\n"}}]},
+        {"content": [{"type": "text", "text": "done"}]},
+    ])
+    assert await harness.prompt(session_id, "write new.txt") == "end_turn"
+    return [u["currentModeId"] for u in harness.process.updates_for(session_id, "current_mode_update")]
+
+
+def trust_kinds(harness: Harness) -> list[Any]:
+    """Each permission request's trust kind (``workspace`` for the trust question, None for a tool's)."""
+    return [((p["toolCall"].get("_meta") or {}).get("sidecar") or {}).get("trust")
+            for p in harness.permission_requests]
+
+
 @pytest.mark.parametrize(("chosen", "mode", "written"), [(None, "acceptEdits", True), ("plan", "plan", False),
                                                         ("default", "default", False)])
 async def test_trust_at_the_first_prompt_brings_the_project_mode_unless_the_user_chose_one(
@@ -203,17 +221,10 @@ async def test_trust_at_the_first_prompt_brings_the_project_mode_unless_the_user
         session_id = opened["sessionId"]
         if chosen is not None:
             await harness.process.request("session/set_mode", {"sessionId": session_id, "modeId": chosen})
-        model_server.add_turns([
-            {"content": [{"type": "tool_use", "name": "Write",
-                          "input": {"file_path": str(target), "content": "written\n"}}]},
-            {"content": [{"type": "text", "text": "done"}]},
-        ])
-        assert await harness.prompt(session_id, "write new.txt") == "end_turn"
-        modes = [u["currentModeId"] for u in harness.process.updates_for(session_id, "current_mode_update")]
+        modes = await write_new_txt(harness, model_server, session_id, target)
     finally:
         await harness.process.close()
-    kinds = [((p["toolCall"].get("_meta") or {}).get("sidecar") or {}).get("trust")
-             for p in harness.permission_requests]
+    kinds = trust_kinds(harness)
     assert kinds[0] == "workspace"  # the question was asked and answered yes
     assert modes[-1] == mode
     assert target.exists() is written
@@ -240,17 +251,10 @@ async def test_a_loaded_session_keeps_the_mode_its_user_chose_when_trust_comes(
         loaded = await harness.process.request("session/load", {"sessionId": session_id, "cwd": str(workspace),
                                                                 "mcpServers": []})
         assert loaded["modes"]["currentModeId"] == "default"
-        model_server.add_turns([
-            {"content": [{"type": "tool_use", "name": "Write",
-                          "input": {"file_path": str(target), "content": "written\n"}}]},
-            {"content": [{"type": "text", "text": "done"}]},
-        ])
-        assert await harness.prompt(session_id, "write new.txt") == "end_turn"
-        modes = [u["currentModeId"] for u in harness.process.updates_for(session_id, "current_mode_update")]
+        modes = await write_new_txt(harness, model_server, session_id, target)
     finally:
         await harness.process.close()
-    kinds = [((p["toolCall"].get("_meta") or {}).get("sidecar") or {}).get("trust")
-             for p in harness.permission_requests]
+    kinds = trust_kinds(harness)
     assert kinds == ["workspace", None]  # trusted, then the Write was asked about (and refused)
     assert "acceptEdits" not in modes
     assert not target.exists()
