@@ -65,7 +65,16 @@ function panelSurface(panel: vscode.WebviewPanel): Surface {
     },
     show: (preserveFocus) => panel.reveal(undefined, preserveFocus),
     setBadge: () => undefined, // an editor tab has no badge: its status line says what waits in it
-    onDidChangeVisibility: (listener) => panel.onDidChangeViewState(listener),
+    // A panel's view state also changes when it only becomes active or inactive or moves column: only a
+    // change of visibility is one (else a tab's chat, scrolled up, would be taken back to the bottom).
+    onDidChangeVisibility: (listener) => {
+      let shown = panel.visible;
+      panel.onDidChangeViewState(() => {
+        if (panel.visible === shown) return;
+        shown = panel.visible;
+        listener();
+      });
+    },
     onDidDispose: (listener) => panel.onDidDispose(listener),
   };
 }
