@@ -90,6 +90,8 @@ export class Ctx implements vscode.Disposable {
       vscode.window.registerWebviewPanelSerializer(ChatView.tabViewType, {
         deserializeWebviewPanel: async (panel, state: unknown) => {
           const id = (state as { sessionId?: unknown } | undefined)?.sessionId;
+          // Logged: once in a fresh-clone CI a restored tab stayed blank and the log said nothing of it.
+          this.output.info(`restoring a chat tab (session ${typeof id === 'string' ? id : 'none'})`);
           this.openTab(panel, typeof id === 'string' ? id : null);
         },
       }),
@@ -171,7 +173,9 @@ export class Ctx implements vscode.Disposable {
       this.showPending();
       this.panelVisibility(this.anyChatVisible());
     });
-    if (this.client?.isRunning()) void tab.sessions.attach(this.connection(this.client));
+    const running = this.client?.isRunning() ?? false;
+    this.output.info(`chat tab opened${sessionId ? ` for session ${sessionId}` : ''}; agent ${running ? 'running: attaching' : 'not running yet: attached when it starts'}`);
+    if (this.client && running) void tab.sessions.attach(this.connection(this.client));
   }
 
   /** Every open chat: the side bar's first, then the tabs'. */
