@@ -41,7 +41,7 @@ async def build_session(core: SessionCore, session: Session, saved: SavedSession
     from sidecar.model.client import MODEL
     from sidecar.model.options import restore
     from sidecar.model.pricing import USAGE_METER, UsageMeter
-    from sidecar.permissions.gate import PermissionGate, secret_env_names
+    from sidecar.permissions.gate import govern, secret_env_names
     from sidecar.permissions.settings import CLIENT_SETTINGS, WORKSPACE_SETTINGS
     from sidecar.permissions.trust import TRUST, WorkspaceTrust
     from sidecar.secrets import capture_secrets
@@ -60,9 +60,7 @@ async def build_session(core: SessionCore, session: Session, saved: SavedSession
     trust = session.provide(TRUST, WorkspaceTrust(session, session.channel.state.workspace_trust))
     session.provide(CLIENT_SETTINGS, core.client_settings)
     session.provide(WORKSPACE_SETTINGS, core.workspace_settings)
-    gate = session.permissions = PermissionGate(session)
-    if not session.mode_chosen:  # a loaded session keeps the mode its user set
-        session.mode = gate.initial_mode(session.mode, new=not session.history)
+    govern(session)  # the gate, and the starting mode unless the user chose one
     names = secret_env_names(session)
     if names:  # ``secretEnvVars``: out of this process's environment too, not only its children's
         capture_secrets(names)

@@ -271,14 +271,16 @@ def child_env(session: Any, extra: dict[str, str] | None = None) -> dict[str, st
 
 
 def govern(session: Session, trusted: bool | None = None) -> Session:
-    """Attach a permission gate to a session and set its starting mode, as ``sidecar.app.build_session``
-    does for every session the core opens (for tests and embeddings that build a ``Session`` themselves).
+    """Attach a permission gate to a session and set its starting mode, unless its user chose one: for
+    every session the core opens (``sidecar.app.build_session``) and for tests and embeddings that build
+    a ``Session`` themselves.
     ``trusted`` given: the workspace's trust as an editor would state it (without it, and without a
     ``TRUST`` service, the workspace is not trusted)."""
     if trusted is not None:
         session.provide(TRUST, WorkspaceTrust(session, trusted))
     gate = session.permissions = PermissionGate(session)
-    session.mode = gate.initial_mode(session.mode, new=not session.history)
+    if not session.mode_chosen:  # a loaded session keeps the mode its user set
+        session.mode = gate.initial_mode(session.mode, new=not session.history)
     return session
 
 

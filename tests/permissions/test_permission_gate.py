@@ -191,6 +191,20 @@ async def test_default_mode_and_extra_directories_come_from_settings(project: Pa
     assert session.permissions.decide(read(other.resolve() / "x.py")).verdict == "allow"
 
 
+async def test_a_mode_the_user_chose_outlasts_the_settings_default_mode(project: Path) -> None:
+    """A loaded session whose user picked ``default`` with ``session/set_mode`` (``mode_chosen``, from the
+    log) stays in it: govern, the one path every session takes, does not apply the settings' defaultMode."""
+    from sidecar.permissions.gate import govern
+    from sidecar.session import Session
+    from tests.permissions.perm_support import MemoryStore
+
+    write_settings(project / ".claude/settings.json", {"permissions": {"defaultMode": "plan"}})
+    assert make_session(project).mode == "plan"  # the settings' mode for a session nobody chose one for
+    chosen = Session(id="sess_chosen", cwd=project, channel=ScriptedChannel(), store=MemoryStore(project.parent),  # type: ignore[arg-type]
+                     mode="default", mode_chosen=True)
+    assert govern(chosen, trusted=True).mode == "default"
+
+
 async def test_a_hook_allow_skips_the_question_but_never_a_deny_rule(project: Path) -> None:
     write_settings(project / ".claude/settings.json", {"permissions": {"deny": ["Bash(curl *)"]}})
     session = make_session(project)
