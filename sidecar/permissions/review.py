@@ -13,9 +13,10 @@ It returns what should land and what to tell the model. What lands is computed o
 (accepted hunks are applied to ``old_text``). If the file changed on disk between the proposal and the
 answer, the proposal is void: nothing lands and the model is told to re-read.
 
-Refusals by rule, hook or plan mode raise ToolError (like ``PermissionGate.require``); the user's answers
-(reject, cancel) and a void proposal come back as ``approved=False`` with ``summary_for_model`` to be
-raised as the tool's error result. A rejected edit is never reported as success.
+Every refusal raises ToolError, once, in ``PermissionGate.require``: by rule, hook or plan mode with the
+gate's words, the user's answers (reject, cancel) and a void proposal with the review's (the outcome's
+``summary_for_model``, handed to ``require`` as the answer's message). A rejected edit is never reported
+as success.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sidecar.client_messages import Hunk, ReviewEditParams, ReviewEditResult
-from sidecar.errors import ClientRequestError, ToolError
+from sidecar.errors import ClientRequestError
 from sidecar.permissions.gate import CallContext, UserAnswer, rejection_message
 from sidecar.permissions.request import PermissionRequest
 from sidecar.workspace.diffs import apply_hunks, make_diff
@@ -41,7 +42,8 @@ Landed = Literal["as_proposed", "some_hunks", "user_changed", "rejected", "cance
 class ReviewOutcome:
     """What the review decided.
 
-    ``approved``: write ``final_text`` (staleness re-checked by the caller at write time).
+    ``approved``: write ``final_text`` (staleness re-checked by the caller at write time); ``review_edit``
+    returns only approved outcomes (a refused one is its ToolError).
     ``summary_for_model``: when approved, "" if the proposal landed exactly as proposed, else what differs
     (hunks dropped, the user's own changes as a diff) — append it to the tool result. When not approved,
     the whole error message for the model (rejection and feedback, cancellation, or a void proposal).
@@ -55,12 +57,6 @@ class ReviewOutcome:
     landed: Landed = "as_proposed"
     accepted_hunks: list[int] | None = None
     editor_content: list[dict[str, Any]] = field(default_factory=list)
-
-    def raise_unless_approved(self) -> str:
-        """The text to write; raises ToolError with ``summary_for_model`` when nothing may be written."""
-        if not self.approved or self.final_text is None:
-            raise ToolError(self.summary_for_model)
-        return self.final_text
 
 
 def diff_content(path: Path, old_text: str | None, new_text: str) -> dict[str, Any]:
@@ -90,7 +86,8 @@ def disk_fingerprint(path: Path) -> str | None:
 async def review_edit(ctx: CallContext, path: Path, old_text: str | None, new_text: str, *,
                       tool_name: str = "Edit", title: str | None = None,
                       raw_input: dict[str, Any] | None = None) -> ReviewOutcome:
-    """Decide whether (and what of) an edit to ``path`` lands. ``old_text`` None: a new file."""
+    """What of an edit to ``path`` lands (an approved outcome); ToolError when nothing may be written.
+    ``old_text`` None: a new file."""
     session = ctx.session
     gate = session.permissions
     shown = path.as_posix()
@@ -129,12 +126,9 @@ async def review_edit(ctx: CallContext, path: Path, old_text: str | None, new_te
                           message=None if outcome.approved else outcome.summary_for_model,
                           reason=f"review: {outcome.landed}")
 
-    try:
-        await gate.require(request, ctx, ask=ask)
-    except ToolError:
-        if answered:  # the user's refusal, or a void proposal: returned, for the caller to raise
-            return answered[0]
-        raise  # refused by a rule, a hook or the mode
+    # Raises on any refusal: a rule's, a hook's or the mode's, and the user's or a void proposal's (the
+    # answer's message is the outcome's summary), so what is left here was approved.
+    await gate.require(request, ctx, ask=ask)
     if answered:
         return answered[0]
     # Applied without asking (acceptEdits, bypass, a rule or a hook), and still shown.

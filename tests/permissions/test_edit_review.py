@@ -72,10 +72,11 @@ async def test_user_changed_proposal_lands_and_model_sees_it(project: Path, targ
 
 async def test_rejection_with_feedback_is_never_success(project: Path, target: Path) -> None:
     channel, _ = reviewer({"outcome": "rejected", "feedback": "keep the numbers as digits"})
-    outcome = await review_edit(ctx_of(make_session(project, channel)), target, OLD, NEW)
-    assert not outcome.approved and outcome.feedback == "keep the numbers as digits"
+    session = make_session(project, channel)
     with pytest.raises(ToolError) as err:
-        outcome.raise_unless_approved()
+        await review_edit(ctx_of(session), target, OLD, NEW)
+    review = session.store.audits("edit_review")  # type: ignore[attr-defined]
+    assert [(r["landed"], r["feedback"]) for r in review] == [("rejected", "keep the numbers as digits")]
     assert err.value.message == (
         f"The user rejected your edit to {target.as_posix()}; nothing was written. The user said: keep the "
         "numbers as digits Do not retry the same edit; adjust your approach to what the user wants.")
@@ -85,9 +86,8 @@ async def test_file_changed_on_disk_during_review_voids_the_proposal(project: Pa
     def formatter_runs() -> None:
         target.write_text(OLD + "formatter\n")
     channel, _ = reviewer({"outcome": "accepted"}, before_answer=formatter_runs)
-    outcome = await review_edit(ctx_of(make_session(project, channel)), target, OLD, NEW)
-    assert not outcome.approved and outcome.landed == "void"
-    assert "was changed on disk" in outcome.summary_for_model
+    with pytest.raises(ToolError, match="was changed on disk"):
+        await review_edit(ctx_of(make_session(project, channel)), target, OLD, NEW)
     assert target.read_bytes() == (OLD + "formatter\n").encode()
 
 

@@ -82,7 +82,8 @@ async def review(ctx: ToolContext, tool_name: str, path: Path, old_text: str | N
     verb = "Create" if old_text is None else ("Write" if tool_name == "Write" else "Edit")
     outcome = await review_edit(ctx, path, old_text, new_text, tool_name=tool_name,
                                 title=f"{verb} {shown(ctx, path)}", raw_input=raw_input)
-    final = outcome.raise_unless_approved()
+    final = outcome.final_text
+    assert final is not None  # review_edit raised unless something may be written
     content = outcome.editor_content or [{"type": "diff", "path": str(path), "oldText": old_text,
                                           "newText": final}]
     return Landing(final, outcome.summary_for_model, content)
