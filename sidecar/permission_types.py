@@ -7,11 +7,18 @@ were first declared (``permissions.request``, ``permissions.decide``, ``permissi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 Access = Literal["read", "write", "execute", "fetch", "other"]
+
+
+def within(path: Path, roots: Sequence[Path]) -> bool:
+    """``path`` is one of ``roots`` or below one (both resolved by the caller): the workspace test the
+    decision table and ``Session.within_roots`` share."""
+    return any(path == r or path.is_relative_to(r) for r in roots)
 
 
 @dataclass

@@ -40,7 +40,7 @@ from sidecar.client_messages import (
     TerminalOutput,
 )
 from sidecar.errors import ClientGone, ClientRequestError, RpcError
-from sidecar.permission_types import Decision, HookVerdict, PermissionRequest, UserAnswer
+from sidecar.permission_types import Decision, HookVerdict, PermissionRequest, UserAnswer, within
 from sidecar.store import SessionStore
 from sidecar.textspan import common_prefix, common_suffix
 
@@ -662,7 +662,7 @@ class Session:
         return [self.cwd, *[d.resolve() for d in self.additional_directories]]
 
     def within_roots(self, path: Path) -> bool:
-        return any(path == r or path.is_relative_to(r) for r in self.roots)
+        return within(path, self.roots)
 
     # ---- services (``ServiceKey``: declared by the layer that owns each) --------------------
     def service(self, key: ServiceKey[ServiceT]) -> ServiceT:

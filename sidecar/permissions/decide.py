@@ -29,7 +29,7 @@ from pathlib import Path
 from sidecar.permission_types import DecidedBy as DecidedBy
 from sidecar.permission_types import Decision as Decision
 from sidecar.permission_types import HookVerdict as HookVerdict
-from sidecar.permission_types import PermissionRequest
+from sidecar.permission_types import PermissionRequest, within
 from sidecar.permission_types import Verdict as Verdict
 from sidecar.permissions.rules import (
     EDIT_RULE_TOOL,
@@ -59,10 +59,6 @@ SOURCE_LABELS = {
 }
 
 
-
-
-def within(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
 
 
 def decide(request: PermissionRequest, rules: Sequence[Rule], mode: str, roots: Sequence[Path],

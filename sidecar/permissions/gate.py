@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sidecar.client_messages import PermissionOption, PermissionToolCall, ToolCallLocation
 from sidecar.errors import ClientRequestError, ToolError
-from sidecar.permission_types import Decision, HookVerdict, PermissionRequest, UserAnswer
-from sidecar.permissions.decide import decide, source_label, within
+from sidecar.permission_types import Decision, HookVerdict, PermissionRequest, UserAnswer, within
+from sidecar.permissions.decide import decide, source_label
 from sidecar.permissions.rules import READ_RULE_TOOL, PathContext, Rule, parse_rule, path_rule_matches
 from sidecar.permissions.settings import (
     CLIENT_SETTINGS,
