@@ -177,10 +177,12 @@ class Settings:
                 if isinstance(src.data.get("hooks"), dict)]
 
 
-Stamp = tuple[int, int, int] | None  # a settings file's (inode, mtime ns, size); None: absent
+Stamp = tuple[int, int, int] | None  # a file's (inode, mtime ns, size); None: absent
 
 
-def _stamp(path: Path) -> Stamp:
+def file_stamp(path: Path) -> Stamp:
+    """What a parse of a small settings-like file stays valid for (the settings files, trust.json): a
+    replace (new inode), a write (mtime) or a truncation (size) changes it."""
     try:
         st = os.stat(path)
     except OSError:
@@ -224,7 +226,7 @@ class SettingsLoader:
                                          ("project", project_settings_path(self.cwd)),
                                          ("user", user_settings_path())))
         files = self._files_of[1]
-        stamps = tuple(_stamp(path) for _, path in files)
+        stamps = tuple(file_stamp(path) for _, path in files)
         trusted = self.trusted is None or self.trusted()
         granted = () if trusted or self.granted is None else tuple(self.granted())
         client = self.client_settings if isinstance(self.client_settings, dict) else {}

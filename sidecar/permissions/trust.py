@@ -38,6 +38,8 @@ from sidecar.errors import ClientRequestError
 from sidecar.memory.nested import MEMORY_NAMES, import_targets, refused_always
 from sidecar.permissions.settings import (
     WORKSPACE_SETTINGS,
+    Stamp,
+    file_stamp,
     local_settings_path,
     project_settings_path,
     read_settings_file,
@@ -71,15 +73,13 @@ class TrustStore:
         self.path = path or trust_file()
         # The file as last parsed, by its (inode, mtime ns, size): an untrusted workspace's settings ask
         # for the granted rules on every check (~18 a turn). Never handed to a caller that changes it.
-        self._parsed: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+        self._parsed: tuple[Stamp, dict[str, Any]] | None = None
 
     def _read(self) -> dict[str, Any]:
         """The file's content, parsed again only when it changed; callers must not change it."""
-        try:
-            st = os.stat(self.path)
-        except OSError:
+        stamp = file_stamp(self.path)
+        if stamp is None:
             return {}
-        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         if self._parsed is not None and self._parsed[0] == stamp:
             return self._parsed[1]
         data = self._read_fresh()
