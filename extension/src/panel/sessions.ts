@@ -374,17 +374,20 @@ export class Sessions {
     // Beside the message when it stays (files only), with "Undo restore" when the sidecar can put them back;
     // where it was, at the end, when the conversation went back.
     const undo = !conversation && typeof r?.undoId === 'string' ? { undoId: r.undoId } : {};
-    if (report) this.view.post({ type: 'notice', ...report, ...(conversation ? {} : { messageId }), ...undo });
+    if (report) this.view.post({ type: 'notice', ...report, ...(conversation ? {} : { messageId }), ...undo, restored: true });
     return result;
   }
 
-  /** "Undo restore": the files the restore changed put back as they were before it (`_sidecar/sessions/undo_rewind`). */
-  async undoRestore(undoId: string, messageId: string): Promise<RewindResult> {
+  /**
+   * "Undo restore": the files the restore changed put back as they were before it
+   * (`_sidecar/sessions/undo_rewind`); the line goes beside `messageId` (a message's restore), else at the end.
+   */
+  async undoRestore(undoId: string, messageId?: string): Promise<RewindResult> {
     if (!this.sessionId) throw new Error('No session to undo a restore in.');
     if (this.busy) throw new Error('A turn is running: stop it before undoing the restore.');
     const r = (await this.conn().sendRequest(SessionsUndoRewind, { sessionId: this.sessionId, undoId })) as RewindResult | null;
     const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
-    this.view.post({ type: 'notice', ...undoReport(result, (p) => this.relative(p)), messageId });
+    this.view.post({ type: 'notice', ...undoReport(result, (p) => this.relative(p)), ...(messageId ? { messageId } : {}), restored: true });
     return result;
   }
 
@@ -410,11 +413,14 @@ export class Sessions {
     const r = (await this.conn().sendRequest(SessionsRewind, { sessionId: this.sessionId, toolCallId, files: true, conversation: false })) as {
       restored?: string[];
       conflicts?: { path: string; reason: string }[];
+      undoId?: string;
     } | null;
     const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
     // (files: false: "nothing restored" is worded for a tool call here, not for a message)
     const report = rewindReport(result, false, (p) => this.relative(p)) ?? { text: 'No file to restore: that call and the later ones changed none.', level: 'info' };
-    this.view.post({ type: 'notice', ...report });
+    // The conversation stays, so the sidecar can put the files back: "Undo restore" as after a message's restore.
+    const undo = typeof r?.undoId === 'string' ? { undoId: r.undoId } : {};
+    this.view.post({ type: 'notice', ...report, ...undo, restored: true });
     return result;
   }
 

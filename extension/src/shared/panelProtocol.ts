@@ -84,9 +84,10 @@ export type ToView =
   | { type: 'truncate'; messageId: string }
   /**
    * A line in the transcript; with `messageId`, right after that user message (a rewind's outcome); with
-   * `undoId`, an "Undo restore" button on it.
+   * `undoId`, an "Undo restore" button on it. `restored`: the line tells what a restore or an undo did;
+   * the sidecar keeps the undo of the newest restore only, so every earlier "Undo restore" button goes.
    */
-  | { type: 'notice'; text: string; level: 'info' | 'warning'; messageId?: string; undoId?: string }
+  | { type: 'notice'; text: string; level: 'info' | 'warning'; messageId?: string; undoId?: string; restored?: true }
   | { type: 'error'; message: string }
   /** Messages posted within a few ms of each other, in order (chatView.ts `post`). */
   | { type: 'batch'; messages: ToView[] };
@@ -118,8 +119,8 @@ export type FromView =
   | { type: 'compare'; messageId?: string; toolCallId?: string }
   /** "Restore" on a writing tool call's card: the files back to before that call (the conversation stays). */
   | { type: 'restoreToolCall'; toolCallId: string }
-  /** "Undo restore" on a restore's notice. */
-  | { type: 'undoRestore'; undoId: string; messageId: string }
+  /** "Undo restore" on a restore's notice (`messageId`: the message the restore went back to; none for a tool call's). */
+  | { type: 'undoRestore'; undoId: string; messageId?: string }
   | { type: 'editResend'; messageId: string; text: string; context?: ContextItem[] };
 
 /** The `ToView` message of one type (`ToViewOf<'state'>`). */

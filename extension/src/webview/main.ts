@@ -173,10 +173,11 @@ function handle(m: ToView): void {
     case 'truncate':
       transcript.endStream();
       truncateTranscript(state.transcript, m.messageId);
+      transcript.dropUndo(); // a rewind of the conversation leaves the sidecar nothing to undo
       viewport.contentChanged();
       break;
     case 'notice':
-      transcript.notice(m.text, m.level ?? 'info', m.messageId, m.undoId);
+      transcript.notice(m);
       break;
     case 'turnEnd': {
       const e = m.error;

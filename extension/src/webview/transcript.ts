@@ -205,17 +205,19 @@ export class Transcript {
     this.viewport.contentChanged();
   }
 
-  notice(text: string, level: string, messageId?: string, undoId?: string): void {
-    const line = el('div', `notice ${level}`, text);
+  notice(m: { text: string; level?: string; messageId?: string | undefined; undoId?: string | undefined; restored?: true | undefined }): void {
+    const { text, messageId, undoId } = m;
+    const line = el('div', `notice ${m.level ?? 'info'}`, text);
     const at = messageId ? this.state.transcript.querySelector<HTMLElement>(`.msg.user[data-message-id="${CSS.escape(messageId)}"]`) : null;
-    // Only the last restore can be undone, and only until a turn starts (the sidecar keeps one).
-    if (messageId) this.dropUndo();
-    if (undoId && messageId) {
+    // Only the last restore can be undone, and only until a turn starts (the sidecar keeps one): a restore's
+    // or an undo's line takes the earlier buttons away; any other line (Compare's) leaves them.
+    if (m.restored) this.dropUndo();
+    if (undoId) {
       const undo = el('button', 'link-btn undo-restore', 'Undo restore');
       undo.title = 'Put the files back as they were before this restore';
       undo.addEventListener('click', () => {
         undo.remove();
-        this.post({ type: 'undoRestore', undoId, messageId });
+        this.post({ type: 'undoRestore', undoId, ...(messageId ? { messageId } : {}) });
       });
       line.append(' ', undo);
     }

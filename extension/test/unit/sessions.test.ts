@@ -171,12 +171,12 @@ describe('checkpoints', () => {
     await sessions.prompt('first', []);
     posted = [];
     await sessions.rewind('msg_1', true, false);
-    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt, new.txt.', level: 'info', messageId: 'msg_1', undoId: 'undo_1' }]);
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt, new.txt.', level: 'info', messageId: 'msg_1', undoId: 'undo_1', restored: true }]);
     posted = [];
     await sessions.undoRestore('undo_1', 'msg_1');
     expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/undo_rewind', params: { sessionId: 'S1', undoId: 'undo_1' } });
     expect(posted.filter((m) => m.type !== 'state')).toEqual([
-      { type: 'notice', text: 'Undid the restore: new.txt is as before it. Left as they are: notes.txt (changed since the restore; left as it is).', level: 'warning', messageId: 'msg_1' },
+      { type: 'notice', text: 'Undid the restore: new.txt is as before it. Left as they are: notes.txt (changed since the restore; left as it is).', level: 'warning', messageId: 'msg_1', restored: true },
     ]);
     // the conversation rewound too: no undo offered
     posted = [];
@@ -192,7 +192,7 @@ describe('checkpoints', () => {
     posted = [];
     await sessions.rewind('msg_1', true, false);
     expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/rewind', params: { sessionId: 'S1', toMessageId: 'msg_1', files: true, conversation: false } });
-    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt.', level: 'info', messageId: 'msg_1' }]);
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored notes.txt.', level: 'info', messageId: 'msg_1', restored: true }]);
     posted = [];
     conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: [], conflicts: [], historyLength: 2 }));
     await sessions.rewind('msg_1', false, true);
@@ -230,11 +230,27 @@ describe('checkpoints', () => {
     posted = [];
     await sessions.restoreToolCall('toolu_2');
     expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/rewind', params: { sessionId: 'S1', toolCallId: 'toolu_2', files: true, conversation: false } });
-    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored new.txt.', level: 'info' }]);
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored new.txt.', level: 'info', restored: true }]);
     conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: [], conflicts: [], historyLength: null }));
     posted = [];
     await sessions.restoreToolCall('toolu_2');
-    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'No file to restore: that call and the later ones changed none.', level: 'info' }]);
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'No file to restore: that call and the later ones changed none.', level: 'info', restored: true }]);
+  });
+
+  it('a tool call\'s Restore offers "Undo restore" too, and its line takes the earlier undo away', async () => {
+    sessions.roots = () => ['/ws'];
+    await sessions.prompt('first', []);
+    conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: ['/ws/new.txt'], conflicts: [], historyLength: null, undoId: 'undo_7' }));
+    conn.answers.set('_sidecar/sessions/undo_rewind', () => ({ restored: ['/ws/new.txt'], conflicts: [] }));
+    posted = [];
+    await sessions.restoreToolCall('toolu_2');
+    // (the sidecar answers an undoId to every files-only rewind; it was dropped here, and the button of an
+    // earlier message's restore stayed, though the sidecar can no longer undo that one)
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Restored new.txt.', level: 'info', undoId: 'undo_7', restored: true }]);
+    posted = [];
+    await sessions.undoRestore('undo_7');
+    expect(conn.requests.at(-1)).toEqual({ method: '_sidecar/sessions/undo_rewind', params: { sessionId: 'S1', undoId: 'undo_7' } });
+    expect(posted.filter((m) => m.type !== 'state')).toEqual([{ type: 'notice', text: 'Undid the restore: new.txt is as before it.', level: 'info', restored: true }]);
   });
 
   it('a turn end carries what the turn cost', async () => {
