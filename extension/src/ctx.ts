@@ -11,6 +11,7 @@ import { diagnostics, lspQuery } from './handlers/lspQuery';
 import { requestPermission } from './handlers/permission';
 import { PROPOSAL_SCHEME, ProposalFileSystem, ReviewManager } from './handlers/reviewEdit';
 import { ChatView } from './panel/chatView';
+import { type Chat, Chats } from './panel/chats';
 import { type Connection, Sessions } from './panel/sessions';
 import type { ToView } from './shared/panelProtocol';
 import { authNotice } from './authNotice';
@@ -62,8 +63,10 @@ export class Ctx implements vscode.Disposable {
   readonly reviews: ReviewManager;
   readonly chat: ChatView;
   readonly sessions: Sessions;
-  /** The conversations open in editor tabs ("Open in New Tab"), each with its own session. */
-  private readonly tabs = new Set<{ chat: ChatView; sessions: Sessions }>();
+  /** The side bar's chat and the conversations open in editor tabs ("Open in New Tab"), each with its own session. */
+  readonly chats: Chats;
+  /** Why the last start failed (a tab opened afterwards says so too); undefined once a start runs. */
+  private startError: string | undefined;
   readonly status: StatusItem;
   readonly texts = new ReadonlyTexts();
   readonly files = new FileIndex();
@@ -76,10 +79,15 @@ export class Ctx implements vscode.Disposable {
   constructor(readonly extCtx: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
     this.reviews = new ReviewManager(this.proposals);
-    ({ chat: this.chat, sessions: this.sessions } = this.makeChat());
+    const sideBar = this.makeChat();
+    ({ chat: this.chat, sessions: this.sessions } = sideBar);
+    this.chats = new Chats(sideBar, this.pending);
     // The panel reopens where the user was: the last session of this workspace loads once the agent runs.
     this.sessions.sessionId = extCtx.workspaceState.get<string>(LAST_SESSION_KEY) ?? null;
-    this.sessions.onSessionChanged = (id) => void extCtx.workspaceState.update(LAST_SESSION_KEY, id ?? undefined);
+    this.sessions.onSessionChanged = (id) => {
+      void extCtx.workspaceState.update(LAST_SESSION_KEY, id ?? undefined);
+      this.chats.showWaiting();
+    };
     this.status = new StatusItem();
     this.disposables.push(
       this.output,
@@ -97,7 +105,7 @@ export class Ctx implements vscode.Disposable {
       }),
       vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.proposals, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this.reviews),
-      this.pending.onDidChange(() => this.showPending()),
+      this.pending.onDidChange(() => this.chats.showWaiting()),
       this.status,
       this.texts,
       this.files,
@@ -126,7 +134,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   /** A chat (its webview's host and its session state): the side bar's, or an editor tab's. */
-  private makeChat(): { chat: ChatView; sessions: Sessions } {
+  private makeChat(): Chat {
     const chat = new ChatView(this.extCtx.extensionUri, {
       mentionFile: () => vscode.commands.executeCommand('sidecar.mentionFile') as Promise<void>,
       addSelection: () => vscode.commands.executeCommand('sidecar.addSelection') as Promise<void>,
@@ -150,67 +158,62 @@ export class Ctx implements vscode.Disposable {
     sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
     sessions.onState = () => this.updateStatus();
     sessions.roots = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    return { chat, sessions };
+    const entry = { chat, sessions };
+    // What waits in a chat depends on the sessions every chat shows: each change of one shows them all anew.
+    sessions.waiting = () => this.chats.waitingIn(entry);
+    sessions.onSessionChanged = () => this.chats.showWaiting();
+    sessions.shownElsewhere = (sessionId) => this.chats.focusElsewhere(entry, sessionId);
+    return entry;
   }
 
   /**
    * "Open in New Tab": a second conversation in an editor tab beside the side bar, its own session on the
    * same agent (both run at once, each with its own transcript and approvals). `panel` is a tab restored
-   * after a reload, with the session it showed.
+   * after a reload, with the session it showed; one another chat shows already starts empty (one session
+   * shows in one chat).
    */
   openTab(panel?: vscode.WebviewPanel, sessionId: string | null = null): void {
     const tab = this.makeChat();
     const p = panel ?? vscode.window.createWebviewPanel(ChatView.tabViewType, 'Sidecar Chat', { viewColumn: vscode.ViewColumn.Active }, tab.chat.webviewOptions());
     p.iconPath = vscode.Uri.joinPath(this.extCtx.extensionUri, 'media', 'sidecar.svg');
-    tab.sessions.sessionId = sessionId;
+    tab.sessions.sessionId = sessionId && !this.chats.showing(sessionId) ? sessionId : null;
     tab.chat.attachPanel(p);
-    this.tabs.add(tab);
+    this.chats.addTab(tab);
     p.onDidDispose(() => {
       // A closed tab's turn stops, and what it asked is answered as cancelled (else it would wait forever).
-      this.tabs.delete(tab);
+      this.chats.deleteTab(tab);
       tab.chat.cancelApprovals();
       if (tab.sessions.busy) tab.sessions.cancel().catch(() => undefined);
-      this.showPending();
+      this.chats.showWaiting();
       this.panelVisibility(this.anyChatVisible());
     });
     const running = this.client?.isRunning() ?? false;
-    this.output.info(`chat tab opened${sessionId ? ` for session ${sessionId}` : ''}; agent ${running ? 'running: attaching' : 'not running yet: attached when it starts'}`);
+    const shown = tab.sessions.sessionId;
+    this.output.info(`chat tab opened${shown ? ` for session ${shown}` : ''}${sessionId && !shown ? ` (session ${sessionId} shows in another chat: not opened twice)` : ''}; agent ${running ? 'running: attaching' : 'not running yet: attached when it starts'}`);
     if (this.client && running) void tab.sessions.attach(this.connection(this.client));
-  }
-
-  /** Every open chat: the side bar's first, then the tabs'. */
-  private chats(): { chat: ChatView; sessions: Sessions }[] {
-    return [{ chat: this.chat, sessions: this.sessions }, ...this.tabs];
+    else if (this.startError !== undefined) {
+      tab.sessions.fail();
+      tab.chat.post({ type: 'error', message: this.startError });
+    }
   }
 
   /** The chat showing `sessionId` (what it asks goes there), else the side bar's. */
   chatFor(sessionId: string | undefined): ChatView {
-    return this.chats().find((c) => sessionId && c.sessions.sessionId === sessionId)?.chat ?? this.chat;
+    return this.chats.chatFor(sessionId);
   }
 
   /** The status bar item: working while any chat's turn runs, and what waits anywhere. */
   private updateStatus(): void {
-    this.status?.update(this.chats().some((c) => c.sessions.busy), this.pending.size);
-  }
-
-  /** Each tab shows what waits in its session; the side bar the rest (its own, and any session no tab shows). */
-  private showPending(): void {
-    let tabs = 0;
-    for (const t of this.tabs) {
-      const n = this.pending.sizeOf(t.sessions.sessionId);
-      tabs += n;
-      t.sessions.setPending(n);
-    }
-    this.sessions.setPending(this.pending.size - tabs);
+    this.status?.update(this.chats.all().some((c) => c.sessions.busy), this.pending.size);
   }
 
   private anyChatVisible(): boolean {
-    return this.chats().some((c) => c.chat.visible);
+    return this.chats.all().some((c) => c.chat.visible);
   }
 
   /** Each chat's sessions follow the agent (started, stopped, restarted). */
   private async attachAll(connection: Connection | undefined): Promise<void> {
-    await Promise.all(this.chats().map((c) => c.sessions.attach(connection)));
+    await Promise.all(this.chats.all().map((c) => c.sessions.attach(connection)));
   }
 
   registerCommand(name: string, factory: (ctx: Ctx) => (...args: never[]) => unknown): void {
@@ -263,6 +266,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
+    this.startError = undefined;
     const inputs = this.startInputs();
     this.restarts.started(JSON.stringify(inputs));
     const settings = this.withRememberedPython(inputs.settings);
@@ -325,9 +329,10 @@ export class Ctx implements vscode.Disposable {
     } catch (e) {
       const message = `The agent failed to start: ${e instanceof Error ? e.message : String(e)}`;
       this.output.error(message);
-      this.chat.post({ type: 'error', message });
+      this.startError = message;
+      this.chats.post({ type: 'error', message });
       await this.attachAll(undefined);
-      for (const c of this.chats()) c.sessions.fail();
+      for (const c of this.chats.all()) c.sessions.fail();
       return;
     }
     const info = client.initializeResult?.serverInfo;
@@ -372,7 +377,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   private postToChats(m: ToView): void {
-    for (const c of this.chats()) c.chat.post(m);
+    this.chats.post(m);
   }
 
   /** An authentication failure: one notification naming the key and endpoint, with Set API Key. */
@@ -411,9 +416,10 @@ export class Ctx implements vscode.Disposable {
   private async startFailed(e: unknown): Promise<void> {
     const message = e instanceof Error ? e.message : String(e);
     this.output.error(message);
+    this.startError = message;
     await this.attachAll(undefined);
-    for (const c of this.chats()) c.sessions.fail();
-    this.chat.post({ type: 'error', message });
+    for (const c of this.chats.all()) c.sessions.fail();
+    this.chats.post({ type: 'error', message });
     // One short message, and a button that does the thing.
     const buttons: { label: string; run: () => unknown }[] = [];
     const retry = { label: 'Retry Setup', run: () => vscode.commands.executeCommand('sidecar.retrySetup') };
@@ -524,7 +530,7 @@ export class Ctx implements vscode.Disposable {
     const base = await findBasePython(basePythonCandidates(readSettings().setupPython, process.env.PATH, folders), this.storageDir());
     const title = need === 'create' ? "Sidecar: setting up the agent (first start)" : `Sidecar: updating the agent to ${bundle.agentVersion}`;
     this.output.info(`${title}: ${base.python} (Python ${base.version.join('.')}) → ${env.envDir}`);
-    this.chat.post({ type: 'notice', level: 'info', text: need === 'create' ? 'Setting up the agent (first start)…' : `Updating the agent to ${bundle.agentVersion}…` });
+    this.chats.post({ type: 'notice', level: 'info', text: need === 'create' ? 'Setting up the agent (first start)…' : `Updating the agent to ${bundle.agentVersion}…` });
     const inPlace = need === 'upgrade' && env.upgradableInPlace();
     await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, async (progress) => {
       const step = { report: (message: string) => progress.report({ message }) };
@@ -594,7 +600,7 @@ export class Ctx implements vscode.Disposable {
       // An approval raises its own notification (with its buttons); the permission request follows this
       // notification at once, so look a moment later.
       setTimeout(() => {
-        if (this.chats().every((c) => c.chat.openApprovals(p.sessionId) === 0)) show(`Sidecar: ${p.message}`);
+        if (this.chats.all().every((c) => c.chat.openApprovals(p.sessionId) === 0)) show(`Sidecar: ${p.message}`);
       }, 400);
       return;
     }
@@ -621,7 +627,7 @@ export class Ctx implements vscode.Disposable {
     this.clientDisposables.push(
       // Each chat takes its own session's updates (Sessions.onUpdate drops the others).
       client.onNotification(SessionUpdateNotification.method, (n) => {
-        for (const c of this.chats()) c.sessions.onUpdate(n);
+        for (const c of this.chats.all()) c.sessions.onUpdate(n);
       }),
       client.onRequest(RequestPermission.method, (p, token) =>
         track(p.sessionId, token, (t) => requestPermission(p, readSettings().approvalStyle, t, this.chatFor(p.sessionId))),
@@ -640,7 +646,7 @@ export class Ctx implements vscode.Disposable {
       client.onNotification(Notify.method, (p) => this.onNotify(p)),
       client.onNotification(ShowMessageNotification.type, (p) => this.onShowMessage(client, p.type, p.message)),
       client.onNotification(ModelRetry.method, (p) => {
-        for (const c of this.chats()) c.sessions.onRetry(p);
+        for (const c of this.chats.all()) c.sessions.onRetry(p);
       }),
       client.onRequest(AskUser.method, (p, token) => track(p.sessionId, token, (t) => askUser(p, t))),
       client.onRequest(LspQuery.method, (p, token) => lspQuery(p, token)),

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 export class Pending implements vscode.Disposable {
   private count = 0;
   /** By session: each chat counts what waits in the session it shows (an editor tab's are its own). */
-  private readonly bySession = new Map<string, number>();
+  private readonly bySessionId = new Map<string, number>();
   private readonly emitter = new vscode.EventEmitter<number>();
   readonly onDidChange = this.emitter.event;
 
@@ -14,16 +14,26 @@ export class Pending implements vscode.Disposable {
 
   /** What waits in `sessionId`. */
   sizeOf(sessionId: string | null | undefined): number {
-    return sessionId ? (this.bySession.get(sessionId) ?? 0) : 0;
+    return sessionId ? (this.bySessionId.get(sessionId) ?? 0) : 0;
+  }
+
+  /** What waits, per session; requests that came without one under `undefined`. */
+  *bySession(): Generator<[string | undefined, number]> {
+    let attributed = 0;
+    for (const [sessionId, n] of this.bySessionId) {
+      attributed += n;
+      yield [sessionId, n];
+    }
+    if (this.count > attributed) yield [undefined, this.count - attributed];
   }
 
   async track<T>(work: () => Thenable<T> | Promise<T>, sessionId?: string): Promise<T> {
     const add = (n: number): void => {
       this.count += n;
       if (sessionId) {
-        const left = (this.bySession.get(sessionId) ?? 0) + n;
-        if (left > 0) this.bySession.set(sessionId, left);
-        else this.bySession.delete(sessionId);
+        const left = (this.bySessionId.get(sessionId) ?? 0) + n;
+        if (left > 0) this.bySessionId.set(sessionId, left);
+        else this.bySessionId.delete(sessionId);
       }
       this.emitter.fire(this.count);
     };

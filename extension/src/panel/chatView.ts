@@ -21,7 +21,8 @@ export interface ChatCommands {
   /** "Compare": the files a restore would change, now against the checkpoint; the chat's line when none. */
   openCompare: (result: CompareResult, title: string, rel: (p: string) => string) => Promise<string | null>;
   findFiles: (query: string) => Promise<FileResult[]>;
-  visibilityChanged: (visible: boolean) => void;
+  /** A chat was shown, hidden or closed (the sidecar is told whether any chat is in view). */
+  visibilityChanged: () => void;
   /** The diff of the proposal a card waits on, in front again. */
   showReview: (toolCallId: string) => void;
 }
@@ -163,16 +164,16 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     view.webview.html = this.html(view.webview, view.kind);
     view.webview.onDidReceiveMessage((m: FromView) => void this.onMessage(m));
     view.onDidChangeVisibility(() => {
-      this.commands.visibilityChanged(view.visible);
+      this.commands.visibilityChanged();
       // the webview cannot tell by itself (a hidden frame keeps running, without layout or frames)
       this.post({ type: 'visibility', visible: view.visible });
     });
-    this.commands.visibilityChanged(view.visible);
+    this.commands.visibilityChanged();
     view.onDidDispose(() => {
       this.view = undefined;
       this.viewReady = false;
       this.outbox = [];
-      this.commands.visibilityChanged(false);
+      this.commands.visibilityChanged();
     });
   }
 

@@ -122,8 +122,14 @@ export class Sessions {
   ready = false;
   /** The agent could not be started (the panel says so instead of "Starting the agent…"). */
   failed = false;
-  pending = 0;
   list: SessionInfo[] = [];
+  /** "N waiting for you": worked out by whoever routes the requests (ctx.ts), at every state message. */
+  waiting: () => number = () => 0;
+  /**
+   * Opening `sessionId` here: true when another chat shows it and took the focus instead (one session, one
+   * chat); this chat then stays on its own session.
+   */
+  shownElsewhere: (sessionId: string) => boolean = () => false;
   private connection: Connection | undefined;
   /** Called when a turn of a session ends (whatever it still asks the user is then moot). */
   onTurnEnd: (sessionId: string) => void = () => undefined;
@@ -194,7 +200,7 @@ export class Sessions {
       busy: this.busy,
       ready: this.ready,
       failed: this.failed,
-      pending: this.pending,
+      pending: this.waiting(),
       roots: this.roots(),
       configOptions: this.configOptions,
     });
@@ -241,6 +247,10 @@ export class Sessions {
   }
 
   async load(sessionId: string): Promise<void> {
+    if (sessionId !== this.sessionId && this.shownElsewhere(sessionId)) {
+      this.pushState(); // the picker goes back to this chat's own session
+      return;
+    }
     this.sessionId = sessionId;
     this.onSessionChanged(sessionId);
     // The replay's updates come before the answer; the panel holds them and draws the newest turns first.
@@ -445,10 +455,5 @@ export class Sessions {
 
   async cancel(): Promise<void> {
     if (this.sessionId && this.connection) await this.conn().sendNotification(SessionCancel, { sessionId: this.sessionId });
-  }
-
-  setPending(n: number): void {
-    this.pending = n;
-    this.pushState();
   }
 }
