@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { formatProblems, formatTerminal, MAX_COMMAND_OUTPUT, MAX_TERMINAL_COMMANDS, type Problem, PROBLEMS_URI, TERMINAL_URI, type TerminalRun } from './shared/mentions';
 import type { ContextItem } from './shared/panelProtocol';
+import { insideRoots } from './shared/paths';
 
 /** The errors and warnings the editor knows of, in files of the workspace (or any file when it has none). */
 export function problemsItem(): ContextItem {
@@ -13,7 +14,7 @@ export function problemsItem(): ContextItem {
   const problems: Problem[] = [];
   for (const [uri, diagnostics] of vscode.languages.getDiagnostics()) {
     if (uri.scheme !== 'file') continue;
-    if (roots.length && !roots.some((r) => uri.fsPath === r || uri.fsPath.startsWith(`${r}/`))) continue;
+    if (roots.length && !insideRoots(uri.fsPath, roots)) continue;
     for (const d of diagnostics) {
       if (d.severity !== vscode.DiagnosticSeverity.Error && d.severity !== vscode.DiagnosticSeverity.Warning) continue;
       const code = typeof d.code === 'object' ? String(d.code.value) : d.code === undefined ? undefined : String(d.code);

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { insideRoots } from './shared/paths';
 
 /** The agent's distribution on PyPI (contract 1); the import package stays `sidecar`. */
 export const AGENT_DIST = 'sidecar-agent';
@@ -35,11 +36,7 @@ export function expandVariables(value: string, workspaceFolder: string | undefin
 
 /** Whether `p` is one of `folders` or inside one (by path, after resolving `..`). */
 export function isInside(p: string, folders: readonly string[]): boolean {
-  const abs = path.resolve(p);
-  return folders.some((f) => {
-    const rel = path.relative(path.resolve(f), abs);
-    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-  });
+  return insideRoots(path.resolve(p), folders.map((f) => path.resolve(f)));
 }
 
 export interface Identity {

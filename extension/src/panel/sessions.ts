@@ -29,6 +29,7 @@ import {
   type StopReason,
 } from '../protocol';
 import type { ContextItem, PromptError, ToView } from '../shared/panelProtocol';
+import { relativeTo } from '../shared/paths';
 import type { Spend } from '../shared/spend';
 
 /** ACP's "resource not found" (an unknown sessionId). */
@@ -446,11 +447,7 @@ export class Sessions {
   }
 
   private relative(p: string): string {
-    for (const root of this.roots()) {
-      const base = root.endsWith('/') ? root : `${root}/`;
-      if (p.startsWith(base)) return p.slice(base.length);
-    }
-    return p;
+    return relativeTo(p, this.roots()) || p;
   }
 
   async cancel(): Promise<void> {

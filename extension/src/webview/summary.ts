@@ -3,6 +3,8 @@
  * summary per tool, line diffs for Edit/Write, and output capping. No DOM here, so vitest runs them in Node.
  */
 
+import { insideRoots, relativeTo } from '../shared/paths';
+
 export interface ToolContentItem {
   type: string;
   content?: { type?: string; text?: string } | undefined;
@@ -30,30 +32,16 @@ export interface ToolState {
 }
 
 // ------------------------------------------------------------------------------------------- paths
+// (whether a path is in a root, and where: shared/paths.ts, which the extension host uses too)
 
 function norm(p: string): string {
   return p.replace(/\\/g, '/').replace(/\/+$/, '');
 }
 
-/** `p` relative to the first root that contains it; outside every root, the absolute path unchanged. */
+/** `p` relative to the first root that contains it (`.` for the root itself); outside every root, the absolute path. */
 export function relativePath(p: string, roots: readonly string[]): string {
-  const path = norm(p);
-  for (const r of roots) {
-    const root = norm(r);
-    if (!root) continue;
-    if (path === root) return '.';
-    if (path.startsWith(root + '/')) return path.slice(root.length + 1);
-  }
-  return path;
-}
-
-/** Whether `p` is inside one of `roots` (the same test `relativePath` makes). */
-export function insideRoots(p: string, roots: readonly string[]): boolean {
-  const path = norm(p);
-  return roots.some((r) => {
-    const root = norm(r);
-    return !!root && (path === root || path.startsWith(root + '/'));
-  });
+  const rel = relativeTo(p, roots);
+  return rel === null ? norm(p) : rel || '.';
 }
 
 /**
@@ -64,7 +52,7 @@ export function editOutsideRoots(s: ToolState, roots: readonly string[]): string
   const tool = toolName(s);
   if (tool !== 'Edit' && tool !== 'Write' && tool !== 'NotebookEdit') return null;
   const p = s.rawInput[tool === 'NotebookEdit' ? 'notebook_path' : 'file_path'];
-  if (typeof p !== 'string' || !p || !roots.some((r) => norm(r))) return null;
+  if (typeof p !== 'string' || !p || !roots.some((r) => r.trim())) return null;
   return insideRoots(p, roots) ? null : p;
 }
 

@@ -236,6 +236,8 @@ export const ui = {
   tabs: [] as { input: unknown; label: string }[],
   closedTabs: [] as unknown[],
   diagnostics: new Map<string, Diagnostic[]>(),
+  /** what `languages.getDiagnostics()` (no argument: every file's) answers */
+  allDiagnostics: [] as [Uri, Diagnostic[]][],
   appliedEdits: [] as WorkspaceEdit[],
 };
 
@@ -255,6 +257,7 @@ export function resetMock(): void {
   ui.tabs = [];
   ui.closedTabs = [];
   ui.diagnostics.clear();
+  ui.allDiagnostics = [];
   ui.appliedEdits = [];
   workspace.textDocuments.length = 0;
 }
@@ -371,5 +374,8 @@ export const workspace = {
 };
 
 export const languages = {
-  getDiagnostics: (uri: Uri): Diagnostic[] => ui.diagnostics.get(uri.toString()) ?? [],
+  getDiagnostics: ((uri?: Uri) => (uri ? (ui.diagnostics.get(uri.toString()) ?? []) : ui.allDiagnostics)) as {
+    (uri: Uri): Diagnostic[];
+    (): [Uri, Diagnostic[]][];
+  },
 };
