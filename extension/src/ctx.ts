@@ -48,6 +48,13 @@ export const LAST_SESSION_KEY = 'sidecar.lastSessionId';
 /** globalState: the User's sidecar.pythonPath as last seen (see withRememberedPython). */
 const USER_PYTHON_KEY = 'sidecar.userPythonPath';
 
+/** What a start reads; the restart queue compares it with what the running agent started with. */
+interface StartInputs {
+  settings: Settings;
+  scoped: WorkspaceScoped;
+  trusted: boolean;
+}
+
 /** The interpreter that runs the agent, where it came from, and the agent version it must report. */
 interface AgentChoice {
   python: string;
@@ -125,8 +132,13 @@ export class Ctx implements vscode.Disposable {
     const offers = this.workspaceOffers();
     this.output.info(`workspace trust granted${offers ? ' (the workspace names an interpreter or an endpoint)' : ''}`);
     const client = this.client;
-    if (!offers && client?.isRunning()) void client.sendNotification(WorkspaceTrust.method, { trusted: true }).catch(() => undefined);
-    else void this.restartIfChanged('workspace trust granted');
+    if (!offers && client?.isRunning()) {
+      void client.sendNotification(WorkspaceTrust.method, { trusted: true }).catch(() => undefined);
+      // The agent knows now: the settings change the grant also fires restarts it only for a setting it lacks.
+      this.restarts.told((started) => ({ ...started, trusted: true }));
+    } else {
+      void this.restartIfChanged('workspace trust granted');
+    }
   }
 
   cwd(): string {
@@ -261,14 +273,14 @@ export class Ctx implements vscode.Disposable {
   }
 
   /** What a start reads (compared by the restart queue: an unchanged one needs no restart). */
-  private startInputs(): { settings: Settings; scoped: WorkspaceScoped; trusted: boolean } {
+  private startInputs(): StartInputs {
     return { settings: readSettings(), scoped: readWorkspaceScoped(), trusted: vscode.workspace.isTrusted };
   }
 
   async start(): Promise<void> {
     this.startError = undefined;
     const inputs = this.startInputs();
-    this.restarts.started(JSON.stringify(inputs));
+    this.restarts.started(inputs);
     const settings = this.withRememberedPython(inputs.settings);
     const { scoped, trusted } = inputs;
     const remote = vscode.env.remoteName;
@@ -682,12 +694,12 @@ export class Ctx implements vscode.Disposable {
     }
   }
 
-  private readonly restarts = new RestartQueue(
+  private readonly restarts = new RestartQueue<StartInputs>(
     async () => {
       await this.stop();
       await this.start();
     },
-    () => JSON.stringify(this.startInputs()),
+    () => this.startInputs(),
     (line) => this.output.info(line),
   );
 

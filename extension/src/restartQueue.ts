@@ -8,24 +8,33 @@
  * session under the user's hands). A restart the user asks for (Restart, Set API Key, Retry Setup) always
  * runs. A request made while another waits to begin joins it.
  */
-export class RestartQueue {
+export class RestartQueue<Inputs> {
   private tail: Promise<void> = Promise.resolve();
   private waiting: { force: boolean; done: Promise<void> } | undefined;
-  private startedWith: string | undefined;
+  private startedWith: Inputs | undefined;
 
   /**
    * `job` stops and starts the agent (and calls `started` when it reads its inputs); `inputs` is what a start
-   * would read now, as one comparable string.
+   * would read now (compared as JSON).
    */
   constructor(
     private readonly job: () => Promise<void>,
-    private readonly inputs: () => string,
+    private readonly inputs: () => Inputs,
     private readonly log: (line: string) => void,
   ) {}
 
   /** Called by the start itself with the inputs it read (the comparison is against this). */
-  started(inputs: string): void {
+  started(inputs: Inputs): void {
     this.startedWith = inputs;
+  }
+
+  /**
+   * The running agent was told of a change without a restart (a trust grant: `_sidecar/workspace_trust`): it
+   * now runs as if started with `change(inputs it started with)`. The settings change the same grant fires
+   * next is compared with that, so it does not restart the agent for what the agent knows already.
+   */
+  told(change: (startedWith: Inputs) => Inputs): void {
+    if (this.startedWith !== undefined) this.startedWith = change(this.startedWith);
   }
 
   /** Always restarts (after any restart under way). */
@@ -46,7 +55,7 @@ export class RestartQueue {
     const entry = { force, done: Promise.resolve() };
     const run = async (): Promise<void> => {
       this.waiting = undefined;
-      if (!entry.force && this.startedWith !== undefined && this.inputs() === this.startedWith) {
+      if (!entry.force && this.startedWith !== undefined && JSON.stringify(this.inputs()) === JSON.stringify(this.startedWith)) {
         this.log(`${why}: the agent already runs with these settings; not restarted`);
         return;
       }

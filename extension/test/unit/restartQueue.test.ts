@@ -7,7 +7,7 @@ import { RestartQueue } from '../../src/restartQueue';
 
 /** An agent whose start reads `settings.value` and then runs until `finish()` (which waits for that start). */
 function agent(): {
-  queue: RestartQueue;
+  queue: RestartQueue<string>;
   starts: string[];
   log: string[];
   settings: { value: string };
@@ -18,7 +18,7 @@ function agent(): {
   const starts: string[] = [];
   const log: string[] = [];
   const running: (() => void)[] = [];
-  const queue: RestartQueue = new RestartQueue(
+  const queue: RestartQueue<string> = new RestartQueue<string>(
     async () => {
       // stop() first (the old agent takes a while to end), then the start reads its inputs
       await nextTask();
@@ -58,6 +58,26 @@ describe('RestartQueue', () => {
       expect(a.starts).toEqual(['restricted', 'trusted']);
       expect(a.log).toEqual([`${order[1]}: the agent already runs with these settings; not restarted`]);
     }
+  });
+
+  it('does not restart for a trust grant the running agent was told of (the settings change comes after)', async () => {
+    const a = agent();
+    const first = a.queue.restart();
+    await a.finish();
+    await first;
+    // The grant with nothing of the workspace's to ask about: the agent is told (ctx.ts), then the settings
+    // change fires. It restarted the agent, whose start had read Restricted Mode.
+    a.settings.value = 'trusted';
+    a.queue.told(() => 'trusted');
+    await a.queue.restartIfChanged('settings changed');
+    expect(a.starts).toEqual(['restricted']);
+    expect(a.log).toEqual(['settings changed: the agent already runs with these settings; not restarted']);
+    // a setting the agent was not told of still restarts it
+    a.settings.value = 'trusted, another model';
+    const again = a.queue.restartIfChanged('settings changed');
+    await a.finish();
+    await again;
+    expect(a.starts).toEqual(['restricted', 'trusted, another model']);
   });
 
   it('restarts again when the settings changed after the start read them', async () => {
