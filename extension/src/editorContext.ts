@@ -36,10 +36,64 @@ export function problemsItem(): ContextItem {
 /** How much raw output is kept per command before formatting (escape sequences take room). */
 const RAW_OUTPUT = 4 * MAX_COMMAND_OUTPUT;
 
+/**
+ * The last `bound` characters of a stream, appended to without copying what came before: the chunks are
+ * kept in a list and the oldest dropped once the newer ones hold `bound`; they are joined only when read.
+ * (`(output + chunk).slice(-bound)` copied the whole 16 KB per chunk of a command's output.)
+ */
+export class TailText {
+  private chunks: string[] = [];
+  /** the first chunk still kept */
+  private head = 0;
+  /** the characters of the chunks kept */
+  private kept = 0;
+
+  constructor(private readonly bound: number) {}
+
+  append(chunk: string): void {
+    if (!chunk) return;
+    if (chunk.length >= this.bound) {
+      this.chunks = [chunk.slice(-this.bound)];
+      this.head = 0;
+      this.kept = this.bound;
+      return;
+    }
+    this.chunks.push(chunk);
+    this.kept += chunk.length;
+    for (let first = this.chunks[this.head] ?? ''; this.kept - first.length >= this.bound; first = this.chunks[this.head] ?? '') {
+      this.kept -= first.length;
+      this.head++;
+    }
+    // the dropped chunks' slots go once they are most of the list (amortised: each slot is moved once)
+    if (this.head > 32 && this.head * 2 > this.chunks.length) {
+      this.chunks = this.chunks.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** How many characters are held: under twice `bound` (the chunks after the oldest hold fewer than `bound`). */
+  get retained(): number {
+    return this.kept;
+  }
+
+  toString(): string {
+    const text = this.chunks.slice(this.head).join('');
+    return text.length > this.bound ? text.slice(-this.bound) : text;
+  }
+}
+
+/** A command as recorded: its output as read so far. */
+interface Recorded {
+  command: string;
+  output: TailText;
+  exitCode?: number;
+  running: boolean;
+}
+
 /** Each open terminal's last commands, recorded as shell integration reports them. */
 export class TerminalLog implements vscode.Disposable {
-  private readonly runs = new Map<vscode.Terminal, TerminalRun[]>();
-  private readonly byExecution = new WeakMap<vscode.TerminalShellExecution, TerminalRun>();
+  private readonly runs = new Map<vscode.Terminal, Recorded[]>();
+  private readonly byExecution = new WeakMap<vscode.TerminalShellExecution, Recorded>();
   private readonly disposables: vscode.Disposable[];
 
   constructor() {
@@ -56,7 +110,7 @@ export class TerminalLog implements vscode.Disposable {
   }
 
   private async record(terminal: vscode.Terminal, execution: vscode.TerminalShellExecution): Promise<void> {
-    const run: TerminalRun = { command: execution.commandLine.value, output: '', running: true };
+    const run: Recorded = { command: execution.commandLine.value, output: new TailText(RAW_OUTPUT), running: true };
     this.byExecution.set(execution, run);
     const list = this.runs.get(terminal) ?? [];
     list.push(run);
@@ -64,9 +118,7 @@ export class TerminalLog implements vscode.Disposable {
     this.runs.set(terminal, list);
     try {
       // read() must start with the command, or the first output is gone.
-      for await (const chunk of execution.read()) {
-        run.output = (run.output + chunk).slice(-RAW_OUTPUT);
-      }
+      for await (const chunk of execution.read()) run.output.append(chunk);
     } catch {
       // a terminal closed while it ran: what was read stays
     }
@@ -84,7 +136,8 @@ export class TerminalLog implements vscode.Disposable {
         : `shell integration is not active in "${terminal.name}", so its output cannot be read. Use bash, zsh, fish or PowerShell with terminal.integrated.shellIntegration.enabled on, then run the command again.`;
       return { ...base, label: `Terminal (${terminal.name})`, error };
     }
-    const { text, label } = formatTerminal(terminal.name, runs);
+    const read: TerminalRun[] = runs.map((r) => ({ command: r.command, output: r.output.toString(), running: r.running, ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}) }));
+    const { text, label } = formatTerminal(terminal.name, read);
     return { ...base, label, text };
   }
 

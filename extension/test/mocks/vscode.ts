@@ -320,8 +320,19 @@ function withProgress<R>(options: { title?: string }, task: (p: { report: (v: { 
   return Promise.resolve(task({ report: (v) => v.message !== undefined && entry.messages.push(v.message) })).finally(() => (entry.closed = true));
 }
 
+/** Shell integration's events, fired by a test (`terminalEvents.start.fire({ terminal, execution })`). */
+export const terminalEvents = {
+  start: new EventEmitter<{ terminal: unknown; execution: unknown }>(),
+  end: new EventEmitter<{ terminal: unknown; execution: unknown; exitCode: number | undefined }>(),
+  close: new EventEmitter<unknown>(),
+};
+
 export const window = {
   withProgress,
+  onDidStartTerminalShellExecution: terminalEvents.start.event,
+  onDidEndTerminalShellExecution: terminalEvents.end.event,
+  onDidCloseTerminal: terminalEvents.close.event,
+  activeTerminal: undefined as unknown,
   showWarningMessage: message('warning'),
   showInformationMessage: message('info'),
   showErrorMessage: message('error'),
