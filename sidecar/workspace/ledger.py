@@ -148,6 +148,10 @@ class LedgerEntry:
     path: Path
     fingerprint: Fingerprint
     ranges: set[str] = field(default_factory=set)
+    # A range whose text was over Read's output bound: the lines Read returned of it and the range's
+    # first line (first shown, last shown, first asked), so a repeat of that Read can say what it showed
+    # ("unchanged") instead of returning the text again.
+    shown: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     stale: bool = False
     read_at: float = field(default_factory=time.time)
     # Lines checkpoint index of a huge file: [(line_number_0_based, byte_offset)], every CHECKPOINT lines.

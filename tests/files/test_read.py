@@ -154,7 +154,13 @@ async def test_negative_offset_reads_the_end(agent: Agent, ws: Path) -> None:
     text, _, _ = await agent.call("Read", file_path=str(big), offset=-1)
     assert text.startswith("    -1\tend\n")
     text, _, _ = await agent.call("Read", file_path=str(big), offset=-5_000_000)  # more than 8 MiB back
-    assert text.startswith(f"-83887\t{'y' * 99}\n-83886\t")
+    # The first 2,000 of the 83,887 lines held are the range; its last 934 fit the output bound (107
+    # characters a line: "-8xxxx", a tab, 99 y's, a newline).
+    assert text.startswith(f"-82821\t{'y' * 99}\n-82820\t")
+    assert (f"-81888\t{'y' * 99}\n\n(Large file: 20000103 bytes. Showing its lines -82821 to -81888, counted from "
+            "the end") in text
+    assert ("\n(The earlier lines of this range are over Read's 100,000-character bound. Use offset=-83887 with "
+            "limit=1066 to read them, or Grep to find what you need.)\n") in text
     assert text.endswith("(Only the last 83887 lines fit the 8 MiB a read from the end holds; use a positive "
                          "offset to read further back.)")
     long_line = ws / "long.log"  # a 17 MiB line before the last one: memory stays bounded

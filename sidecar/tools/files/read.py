@@ -13,6 +13,7 @@ import codecs
 import io
 import json
 import os
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -52,6 +53,13 @@ from sidecar.workspace.textfile import BinaryFileError, Encoding, decode, sniff_
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
+# The numbered text one Read returns at most (~25,000 tokens, Claude Code's cap on a Read). A range over
+# it shows the lines that fit, nearest its start (nearest its end for a negative offset), and a note with
+# the offset that reads on: a 4 MB file read whole would be ~1.2 M tokens, a request the API refuses, and
+# every later request of the conversation would carry it.
+READ_MAX_CHARS = 100_000
+# A cut line grows by its marker ("… [line cut: N characters in all]"): at most this many characters.
+CUT_MARKER_MAX = 48
 MAX_PDF_PAGES_PER_CALL = 20
 PDF_PAGES_REQUIRED_OVER = 10
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -75,6 +83,9 @@ class ReadInput(ToolInput):
       line to start at) and limit (how many lines); a negative offset counts from the end (-100 = the
       last 100 lines, e.g. of a log). Lines longer than 2000 characters are cut. Prefer reading the
       whole file when it is of reasonable size.
+    - One Read returns at most 100,000 characters. For a range over that you get the lines that fit
+      (the last ones for a negative offset) and a note with the offset to read on; Grep finds a part
+      of a large file faster than paging through it.
     - Output is numbered like `cat -n`: spaces, the line number, a tab, then the line. The number and the
       tab are not part of the file; everything after the tab is the line exactly (its indentation
       included). Never put the number prefix into Edit's old_string or new_string.
@@ -156,6 +167,15 @@ class ReadTool(Tool[ReadInput]):
 
 # ---- text -----------------------------------------------------------------------------------
 
+def _remember_bound(ctx: ToolContext, path: Path, key: str, out: ToolOutput) -> ToolOutput:
+    """A Read over the bound: the ledger keeps what it showed of range ``key`` (for ``_unchanged``)."""
+    entry = ledger_of(ctx).get(path)
+    if out.metadata.get("bounded") and entry is not None:
+        first, last = out.metadata["range"]
+        entry.shown[key] = (first, last, out.metadata["asked"][0])
+    return out
+
+
 def _range_key(inp: ReadInput) -> tuple[int, int, str]:
     """(start, limit, ledger key); a negative ``start`` counts from the end (-1 = the last line)."""
     limit = inp.limit or DEFAULT_LIMIT
@@ -165,8 +185,20 @@ def _range_key(inp: ReadInput) -> tuple[int, int, str]:
     return start, limit, f"lines:{start}+{limit}"
 
 
-def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int) -> ToolOutput:
+def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int, key: str) -> ToolOutput:
     end = start + limit - 1
+    entry = ledger_of(ctx).get(path)
+    cut = entry.shown.get(key) if entry is not None else None
+    if cut is not None:  # that Read was over the bound: say what it showed, and how to read on
+        first, last, asked = cut
+        on = (f"offset={asked} with limit={first - asked} for the lines before them" if first > asked
+              else f"offset={last + 1} for the lines after them")
+        return ToolOutput.text(
+            f"File unchanged since last read: lines {first}{' to ' if first < 0 else '-'}{last} of {shown(ctx, path)} "
+            "(what your earlier "
+            f"Read showed of this range; the rest is over Read's {READ_MAX_CHARS:,}-character bound) are exactly "
+            f"as it returned them. Use that earlier result instead of reading again, and {on}.",
+            metadata={"unchanged": True, "range": [first, last]})
     if start < 0:
         return ToolOutput.text(
             f"File unchanged since last read: the last {-start} lines of {shown(ctx, path)} are exactly as "
@@ -204,6 +236,87 @@ def _format_line(n: int, line: str) -> str:
     return f"{n:>6}\t{line}"
 
 
+# ---- the output bound (READ_MAX_CHARS) ----------------------------------------------------------
+
+def _number_chars(first: int, n: int) -> int:
+    """Characters of the numbers ``_format_line`` prints for lines ``first``…``first+n-1`` (at least six
+    each; negative numbers, a streamed tail's, have their sign), counted by runs of one width."""
+    chars = 0
+    k, last = first, first + n - 1
+    while k <= last:
+        digits = len(str(abs(k)))
+        run_end = 10 ** digits - 1 if k >= 0 else -(10 ** (digits - 1))  # the last number of this width
+        top = min(last, run_end)
+        chars += max(6, len(str(k))) * (top - k + 1)
+        k = top + 1
+    return chars
+
+
+def _cost_at_most(chars: int, first: int, n: int) -> int:
+    """An upper bound on the numbered text of ``n`` lines from ``first`` whose content is ``chars``
+    characters (or UTF-8 bytes, never fewer): a number and a tab per line, a newline between lines, and
+    a cut marker per line over ``MAX_LINE_CHARS`` (there are at most ``chars // (MAX_LINE_CHARS + 1)``)."""
+    return chars + _number_chars(first, n) + 2 * n - 1 + CUT_MARKER_MAX * (chars // (MAX_LINE_CHARS + 1))
+
+
+def _shown_len(line: str) -> int:
+    """The characters ``_format_line`` shows of ``line`` after its number and tab."""
+    n = len(line) - line.endswith("\r")
+    return n if n <= MAX_LINE_CHARS else MAX_LINE_CHARS + len(f"… [line cut: {n} characters in all]")
+
+
+def _fit(lengths: list[int], first: int, from_end: bool) -> int:
+    """How many of the lines numbered from ``first`` whose shown lengths are ``lengths`` fit
+    ``READ_MAX_CHARS`` once numbered: taken from the start, or from the end (``from_end``). At least one
+    (a line is cut at ``MAX_LINE_CHARS``, far under the bound)."""
+    m = len(lengths)
+    sums = list(accumulate(reversed(lengths) if from_end else lengths, initial=0))
+    last = first + m - 1
+
+    def cost(j: int) -> int:
+        return sums[j] + _number_chars(last - j + 1 if from_end else first, j) + 2 * j - 1 if j else 0
+
+    return max(1, bisect.bisect_right(range(m + 1), READ_MAX_CHARS, key=cost) - 1)
+
+
+def _fit_formatted(texts: list[str], from_end: bool) -> int:
+    """How many of the formatted lines ``texts`` (joined by newlines) fit ``READ_MAX_CHARS``, from the start
+    or from the end; at least one."""
+    sums = list(accumulate(map(len, reversed(texts) if from_end else texts), initial=0))
+    return max(1, bisect.bisect_right(range(len(texts) + 1), READ_MAX_CHARS,
+                                      key=lambda j: sums[j] + j - 1 if j else 0) - 1)
+
+
+# Each numbered line costs at least eight characters (six for its number, a tab, a newline): no more
+# lines than this can fit, whatever their text.
+MAX_BOUND_LINES = (READ_MAX_CHARS + 1) // 8
+
+
+def _within_bound(chosen: list[str], start: int, from_end: bool) -> tuple[list[str], int]:
+    """The lines of ``chosen`` (numbered from ``start``) that fit ``READ_MAX_CHARS``: all of them, or the
+    leading ones (the trailing ones ``from_end``), and the first one's number. Only the lines that can
+    fit are measured."""
+    n = len(chosen)
+    if not n or _cost_at_most(sum(map(len, chosen)), start, n) <= READ_MAX_CHARS:
+        return chosen, start
+    m = min(n, MAX_BOUND_LINES)
+    candidates = chosen[n - m:] if from_end else chosen[:m]
+    first = start + n - m if from_end else start
+    plain = max(map(len, candidates)) <= MAX_LINE_CHARS and "\r" not in "".join(candidates)
+    k = _fit(list(map(len, candidates)) if plain else [_shown_len(line) for line in candidates], first, from_end)
+    return (candidates[m - k:], first + m - k) if from_end else (candidates[:k], start)
+
+
+def _bound_note(start: int, end: int, asked_start: int) -> str:
+    """What a Read cut by the bound says instead of its range note: what it showed and how to go on."""
+    if start > asked_start:  # the range's last lines were kept (a negative offset)
+        return (f"the earlier lines of this range are over Read's {READ_MAX_CHARS:,}-character bound. Use "
+                f"offset={asked_start} with limit={start - asked_start} to read them, or Grep to find what "
+                "you need.)")
+    return (f"the rest of this range is over Read's {READ_MAX_CHARS:,}-character bound. Use offset={end + 1} "
+            "to read on, or Grep to find what you need.)")
+
+
 def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     start, limit, key = _range_key(inp)
     ledger = ledger_of(ctx)
@@ -217,10 +330,10 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     data, st = read_bytes(path)
     fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
     if ledger.is_unchanged_read(path, key, fp):
-        return _unchanged(path, ctx, start, limit)
+        return _unchanged(path, ctx, start, limit, key)
     text, enc = _decode_text(path, ctx, data)
     ledger.record_read(path, fp, key, data)
-    return _text_output(path, ctx, text, enc, start, limit)
+    return _remember_bound(ctx, path, key, _text_output(path, ctx, text, enc, start, limit))
 
 
 SCAN_BLOCK = 1 << 18  # a large file is scanned this many bytes at a time, through one reused buffer
@@ -302,6 +415,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
             return None
         newlines = scan.newlines
         total = newlines + (0 if scan.trailing else 1)
+        from_end = start < 0
         if start < 0:
             start = max(1, total + start + 1)
         if start > total:
@@ -309,13 +423,17 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
             return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
                                    f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
         if ledger.is_unchanged_read(path, key, fp):
-            return _unchanged(path, ctx, start, limit)
+            return _unchanged(path, ctx, start, limit, key)
         count = min(limit, total - start + 1)
         first, after_line = start - 1, start - 1 + count  # 0-based: the range's first line, the one after it
         # The blocks from the one the first line starts in (after newline number ``first``) to the one
         # holding newline number ``after_line`` (the range's last "\n").
         lo = max(0, bisect.bisect_left(scan.blocks, (first, 0)) - 1) if first else 0
         hi = bisect.bisect_left(scan.blocks, (after_line, 0))
+        # Only the lines within BOUND_BLOCKS of the range's start (its end, from_end) can fit the bound:
+        # a longer range is not read past them.
+        if hi - lo > BOUND_BLOCKS:
+            lo, hi = (hi - BOUND_BLOCKS, hi) if from_end else (lo, lo + BOUND_BLOCKS)
         before, offset = scan.blocks[lo]
         end = scan.blocks[hi][1] if hi < len(scan.blocks) else st.st_size
         region = os.pread(fd, end - offset, offset)
@@ -324,17 +442,96 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
     held = (scan.blocks[hi][0] if hi < len(scan.blocks) else newlines) - before
     if len(region) != end - offset or region.count(b"\n") != held:
         return None  # changed since it was scanned: the whole-file path reads it again
-    begin = _line_start(region, first - before)
-    after = _line_start(region, after_line - before, known=(first - before, begin))
-    stop = after - 1 if after > begin and region[after - 1] == 10 else after  # without the range's last "\n"
+    # The range in the region: ``begin`` where its first line starts (None: before the region), ``stop``
+    # where its last line ends, without its "\n" (None: after the region).
+    begin = _line_start(region, first - before) if first > before or offset == 0 else None
+    stop = None
+    if after_line - before <= held or hi >= len(scan.blocks):
+        after = _line_start(region, after_line - before, known=(0, 0) if begin is None else (first - before, begin))
+        stop = after - 1 if after > (begin or 0) and region[after - 1] == 10 else after
     try:
-        body = _numbered_bytes(start, region, begin, stop)
-        lines = region[begin:stop].decode("utf-8").split("\n") if body is None else []
+        if begin is not None and stop is not None and _cost_at_most(stop - begin, start, count) <= READ_MAX_CHARS:
+            shown_start, shown_count, lo_byte, hi_byte = start, count, begin, stop
+        else:
+            cut = _bounded_bytes(region, begin, stop, start, start + count - 1, from_end)
+            if cut is None:  # lines over MAX_LINE_CHARS near the cut: the whole-file path measures them
+                return None
+            lo_byte, hi_byte, shown_start, shown_count = cut
+        body = _numbered_bytes(shown_start, region, lo_byte, hi_byte)
+        lines = region[lo_byte:hi_byte].decode("utf-8").split("\n") if body is None else []
     except UnicodeDecodeError:  # rewritten since the scan (same size, same mtime tick): read it whole
         return None
     ledger.record_read(path, fp, key).scan = scan
     enc = Encoding("utf-8", b"", scan.crlf)
-    return _lines_output(lines, enc, start, total, body=body, count=count)
+    return _remember_bound(ctx, path, key, _lines_output(lines, enc, shown_start, total, body=body, count=shown_count,
+                                                         asked=(start, start + count - 1)))
+
+
+# A window of this many bytes after a range's start (before its end) holds every line of it that can fit
+# READ_MAX_CHARS when the window is ASCII (a character per byte, and each line's number costs more than
+# the "\n" it replaces); four times as many when it is not (UTF-8 has at most four bytes a character).
+# Lines over MAX_LINE_CHARS show fewer characters than they hold, so they are measured by the whole-file
+# path instead.
+ASCII_WINDOW = READ_MAX_CHARS + 16
+UTF8_WINDOW = 4 * ASCII_WINDOW
+# The blocks a bounded range is read from: the block its first line starts in, then enough for the window
+# and a line crossing its end.
+BOUND_BLOCKS = 1 + -(-(UTF8_WINDOW + MAX_LINE_CHARS + 1) // SCAN_BLOCK)
+
+
+def _bounded_bytes(region: bytes, begin: int | None, stop: int | None, first: int, last: int, from_end: bool
+                   ) -> tuple[int, int, int, int] | None:
+    """The lines of the range numbered ``first``…``last`` (bytes ``begin``…``stop`` of ``region``, None
+    where the range goes past it) that fit ``READ_MAX_CHARS``: the leading ones, or the trailing ones
+    ``from_end``, as (start byte, stop byte, first number, count). Only the window that can hold them is
+    decoded and measured. None when a line near the cut is over ``MAX_LINE_CHARS`` bytes (its characters
+    are not its bytes) or the window's lines are not all in ``region``."""
+    if from_end:
+        if stop is None:
+            return None
+        window = ASCII_WINDOW if region[max(0, stop - ASCII_WINDOW):stop].isascii() else UTF8_WINDOW
+        floor = 0 if begin is None else begin
+        edge = stop - window  # the first byte of the window: the line holding it and those after it
+        if edge <= floor:
+            if begin is None:
+                return None
+            lo = begin
+        else:
+            lo = region.rfind(b"\n", floor, edge) + 1
+            if lo == 0 and begin is None:
+                return None
+            lo = max(lo, floor)
+        hi = stop
+        top = last - region.count(b"\n", lo, hi)  # the number of the window's first line
+    else:
+        if begin is None:
+            return None
+        window = ASCII_WINDOW if region[begin:begin + ASCII_WINDOW].isascii() else UTF8_WINDOW
+        lo, limit = begin, len(region) if stop is None else stop
+        edge = begin + window - 1  # the last byte of the window: the line holding it and those before it
+        if edge >= limit:
+            if stop is None:
+                return None
+            hi = stop
+        else:
+            nl = region.find(b"\n", edge, limit)
+            if nl >= 0:
+                hi = nl
+            elif stop is not None:
+                hi = stop
+            else:
+                return None
+        top = first
+    if not _lines_fit(region, lo, hi):
+        return None
+    texts = region[lo:hi].decode("utf-8").split("\n")
+    plain = region.find(b"\r", lo, hi) < 0
+    k = _fit(list(map(len, texts)) if plain else [_shown_len(t) for t in texts], top, from_end)
+    if from_end:
+        keep_from = _line_start(region, len(texts) - k, known=(0, lo))
+        return keep_from, hi, top + len(texts) - k, k
+    keep_to = _line_start(region, k, known=(0, lo)) - 1 if k < len(texts) else hi
+    return lo, keep_to, top, k
 
 
 LINE_SEARCH_BLOCK = 1 << 14  # newlines are counted this many bytes at a time, then found one by one
@@ -438,10 +635,10 @@ async def _read_editor_text(path: Path, ctx: ToolContext, inp: ReadInput) -> Too
     who = shown(ctx, path)
     text = await read_from_client(ctx, path, who)
     if ledger_of(ctx).is_unchanged_read(path, key, client_fingerprint(text.encode("utf-8"))):
-        out = _unchanged(path, ctx, start, limit)
+        out = _unchanged(path, ctx, start, limit, key)
     else:
         record_client_read(ctx, path, key, text, disk)
-        out = _text_output(path, ctx, text, None, start, limit)
+        out = _remember_bound(ctx, path, key, _text_output(path, ctx, text, None, start, limit))
         last = out.blocks[-1] if out.blocks else None
         if disk_text is None and isinstance(last, TextBlock):
             last.text += (f"\n\nNote: {who} exists only in the editor so far (not saved to disk); commands you "
@@ -465,32 +662,42 @@ def _text_output(path: Path, ctx: ToolContext, text: str, enc: Encoding | None, 
     if lines[-1] == "":
         lines.pop()
     total = len(lines)
+    from_end = start < 0
     if start < 0:
         start = max(1, total + start + 1)
     if start > total:
         return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
                                f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
-    return _lines_output(lines[start - 1:start - 1 + limit], enc, start, total)
+    return _lines_output(lines[start - 1:start - 1 + limit], enc, start, total, from_end=from_end)
 
 
 def _lines_output(chosen: list[str], enc: Encoding | None, start: int, total: int, body: str | None = None,
-                  count: int = 0) -> ToolOutput:
-    """Lines ``start``… of a file of ``total`` lines, numbered, with the range and encoding notes
-    (``body``: the ``count`` lines numbered already, instead of ``chosen``)."""
+                  count: int = 0, from_end: bool = False, asked: tuple[int, int] | None = None) -> ToolOutput:
+    """Lines ``start``… of a file of ``total`` lines, numbered, with the range and encoding notes.
+    ``chosen`` is the range asked for, cut here to ``READ_MAX_CHARS`` (its trailing lines kept
+    ``from_end``), unless ``asked`` gives the range asked for (first, last line): then the lines are
+    within the bound already, as ``chosen`` or as ``body``, the ``count`` lines numbered."""
+    if asked is None:
+        asked = (start, start + len(chosen) - 1)
+        chosen, start = _within_bound(chosen, start, from_end)
     end = start + (len(chosen) if body is None else count) - 1
     if body is None:
         body = _numbered(start, chosen)
     if body is None:
         body = "\n".join(_format_line(start + i, line) for i, line in enumerate(chosen))
+    bounded = (start, end) != asked
     notes = []
     if enc is not None and (enc.name != "utf-8" or enc.bom):
         notes.append(f"(Encoding: {enc.describe()}.)")
-    if end < total or start > 1:
+    if bounded:
+        notes.append(f"(Showing lines {start}-{end} of {total}: " + _bound_note(start, end, asked[0]))
+    elif end < total or start > 1:
         notes.append(f"(Showing lines {start}-{end} of {total}."
                      + (f" Use offset={end + 1} to read more.)" if end < total else ")"))
     result = body + ("\n\n" + "\n".join(notes) if notes else "")
     return ToolOutput(blocks=[TextBlock(result)], bound_output=False,
-                      metadata={"range": [start, end], "total_lines": total, "truncated": end < total,
+                      metadata={"range": [start, end], "total_lines": total, "truncated": end < total or bounded,
+                                **({"bounded": True, "asked": list(asked)} if bounded else {}),
                                 **({"encoding": enc.describe()} if enc is not None else {})})
 
 
@@ -501,7 +708,7 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
     stat_fp = Fingerprint(st.st_mtime_ns, st.st_size, None, False)
     entry = ledger.get(path)
     if ledger.is_unchanged_read(path, key, stat_fp):
-        return _unchanged(path, ctx, start, limit)
+        return _unchanged(path, ctx, start, limit, key)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         head = os.pread(fd, SAMPLE, 0)
@@ -528,18 +735,17 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
             index, total = entry.line_index, entry.total_lines or 0
         else:
             index, total = _build_index(fd, st.st_size)
+        from_end = start < 0
         if start < 0:
             start = max(1, total + start + 1)
-        lines, seen = _lines_from(fd, st.st_size, index, start, limit)
+        asked = (start, min(start + limit - 1, total))
+        # Only the lines that can fit READ_MAX_CHARS are read: from the range's start (``_lines_from``
+        # stops once they cannot), or its last MAX_BOUND_LINES from the end.
+        first = max(start, asked[1] - MAX_BOUND_LINES + 1) if from_end else start
+        lines, _ = _lines_from(fd, st.st_size, index, first, asked[1] - first + 1 if from_end else limit,
+                               bounded=not from_end)
     finally:
         os.close(fd)
-    picked = b"".join(raw for _, raw, _ in lines)
-    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(head + tail + picked), False)
-    new_entry: LedgerEntry = ledger.record_read(path, fp, key)
-    new_entry.line_index, new_entry.total_lines = index, total
-    if start > total:
-        return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
-                               f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
     out = []
     for n, raw, full_len in lines:
         try:
@@ -547,16 +753,28 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
         except UnicodeDecodeError:
             text = raw.decode("utf-8", errors="replace")
         text = text.rstrip("\n")
-        if full_len > len(raw):
-            text = text[:MAX_LINE_CHARS] + f"… [line cut: {full_len} bytes in all]"
-        out.append(_format_line(n, text))
+        out.append(f"{n:>6}\t{text[:MAX_LINE_CHARS]}… [line cut: {full_len} bytes in all]" if full_len > len(raw)
+                   else _format_line(n, text))
+    if sum(map(len, out)) + len(out) - 1 > READ_MAX_CHARS:
+        k = _fit_formatted(out, from_end)
+        lines, out = (lines[-k:], out[-k:]) if from_end else (lines[:k], out[:k])
+    picked = b"".join(raw for _, raw, _ in lines)
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(head + tail + picked), False)
+    new_entry: LedgerEntry = ledger.record_read(path, fp, key)
+    new_entry.line_index, new_entry.total_lines = index, total
+    if start > total:
+        return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
+                               f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
+    start = lines[0][0] if lines else start
     end = start + len(lines) - 1
-    note = (f"\n\n(Large file: {st.st_size} bytes, {total} lines. Showing lines {start}-{end}."
-            + (f" Use offset={end + 1} to read more.)" if end < total else ")"))
-    del seen
-    return ToolOutput(blocks=[TextBlock("\n".join(out) + note)], bound_output=False,
-                      metadata={"range": [start, end], "total_lines": total, "truncated": end < total,
-                                "streamed": True})
+    bounded = (start, end) != asked
+    note = (f"\n\n(Large file: {st.st_size} bytes, {total} lines. Showing lines {start}-{end}"
+            + (": " + _bound_note(start, end, asked[0]) if bounded
+               else f". Use offset={end + 1} to read more.)" if end < total else ".)"))
+    return _remember_bound(ctx, path, key, ToolOutput(
+        blocks=[TextBlock("\n".join(out) + note)], bound_output=False,
+        metadata={"range": [start, end], "total_lines": total, "truncated": end < total or bounded,
+                  "streamed": True, **({"bounded": True, "asked": list(asked)} if bounded else {})}))
 
 
 def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: bytes, tail: bytes, count: int,
@@ -566,6 +784,14 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     everything, whole = _tail_lines(fd, st.st_size, count)
     first = -len(everything)  # numbered from the end: -1 is the last line
     lines = everything[:limit]
+    asked = (first, first + len(lines) - 1)
+    if lines and _cost_at_most(sum(map(len, lines)), first, len(lines)) > READ_MAX_CHARS:  # bytes ≥ characters
+        # Over the bound: the range's last lines that fit (a tail asks for the end).
+        candidates = lines[-MAX_BOUND_LINES:]
+        top = asked[1] - len(candidates) + 1
+        k = _fit_formatted([_format_cut(top + i, raw.decode("utf-8", errors="replace"), len(raw))
+                            for i, raw in enumerate(candidates)], True)
+        lines, first = candidates[-k:], asked[1] - k + 1
     picked = b"\n".join(lines)
     fp = Fingerprint(st.st_mtime_ns, st.st_size, digest_parts((head, tail, picked)), False)
     ledger_of(ctx).record_read(path, fp, key)
@@ -576,6 +802,10 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     note = (f"\n\n(Large file: {st.st_size} bytes. Showing its lines {first} to {last}, counted from the end "
             "(-1 is the last line): numbering them from the start would mean reading the whole file. Read "
             "with a positive offset for line numbers from the start.)")
+    bounded = (first, last) != asked
+    if bounded:
+        why = _bound_note(first, last, asked[0])
+        note += "\n(" + why[0].upper() + why[1:]
     if len(everything) < count and not whole:
         note += (f"\n(Only the last {len(everything)} lines fit the {TAIL_MAX_BYTES // (1 << 20)} MiB a read from "
                  "the end holds; use a positive offset to read further back.)")
@@ -586,13 +816,15 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     if text is None:
         text = "\n".join(_format_cut(first + i, t, len(raw))
                          for i, (t, raw) in enumerate(zip(texts, lines, strict=True))) + note
-    return ToolOutput(blocks=[TextBlock(text)], bound_output=False,
-                      metadata={"range": [first, last], "from_end": True, "streamed": True})
+    return _remember_bound(ctx, path, key, ToolOutput(
+        blocks=[TextBlock(text)], bound_output=False,
+        metadata={"range": [first, last], "from_end": True, "streamed": True,
+                  **({"bounded": True, "asked": list(asked), "truncated": True} if bounded else {})}))
 
 
 def _format_cut(n: int, text: str, raw_len: int) -> str:
-    if raw_len > MAX_LINE_CHARS:
-        text = text[:MAX_LINE_CHARS] + f"… [line cut: {raw_len} bytes in all]"
+    if len(text) > MAX_LINE_CHARS:  # one marker, with the line's size in bytes (before: cut twice)
+        return f"{n:>6}\t{text[:MAX_LINE_CHARS]}… [line cut: {raw_len} bytes in all]"
     return _format_line(n, text)
 
 
@@ -656,9 +888,11 @@ def _build_index(fd: int, size: int) -> tuple[list[tuple[int, int]], int]:
     return index, total
 
 
-def _lines_from(fd: int, size: int, index: list[tuple[int, int]], start: int, limit: int
+def _lines_from(fd: int, size: int, index: list[tuple[int, int]], start: int, limit: int, bounded: bool = False
                 ) -> tuple[list[tuple[int, bytes, int]], int]:
-    """Lines start..start+limit-1 (1-based) as (number, bytes kept ≤ 4×MAX_LINE_CHARS, full length)."""
+    """Lines start..start+limit-1 (1-based) as (number, bytes kept ≤ 4×MAX_LINE_CHARS, full length);
+    ``bounded``: no more once the lines read cannot all fit READ_MAX_CHARS (a line of n bytes shows at
+    least n/4 characters, or MAX_LINE_CHARS when cut, and costs 8 more)."""
     target = start - 1  # 0-based line number
     i = bisect.bisect_right([n for n, _ in index], target) - 1
     i = max(i, 0)
@@ -687,12 +921,15 @@ def _lines_from(fd: int, size: int, index: list[tuple[int, int]], start: int, li
         return [], line_no
     cur = bytearray()
     cur_len = 0
-    while len(out) < limit and pos < size:
+    least = -1  # what the lines read so far show at the least, numbered
+    if bounded:
+        limit = min(limit, MAX_BOUND_LINES)
+    while len(out) < limit and pos < size and least <= READ_MAX_CHARS:
         chunk = os.pread(fd, CHUNK, pos)
         if not chunk:
             break
         j = 0
-        while j < len(chunk) and len(out) < limit:
+        while j < len(chunk) and len(out) < limit and least <= READ_MAX_CHARS:
             nl = chunk.find(b"\n", j)
             seg_end = len(chunk) if nl < 0 else nl + 1
             seg = chunk[j:seg_end]
@@ -703,6 +940,8 @@ def _lines_from(fd: int, size: int, index: list[tuple[int, int]], start: int, li
             if nl >= 0:
                 out.append((line_no + 1, bytes(cur), cur_len))
                 line_no += 1
+                if bounded:
+                    least += min(max(0, (cur_len - 1) // 4 - 1), MAX_LINE_CHARS) + 8
                 cur, cur_len = bytearray(), 0
         pos += len(chunk)
     if cur_len and len(out) < limit:
