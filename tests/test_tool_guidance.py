@@ -53,6 +53,7 @@ TOPICS: dict[str, dict[str, str]] = {
         "images and PDFs": r"images.*PDF",
         "parallel reads": r"several Read calls in one message",
         "directories": r"Directories cannot be read",
+        "output bound": r"at most 100,000 characters.*offset to read on",
     },
     "Edit": {
         "read before edit": r"you must have Read the file",
