@@ -79,7 +79,8 @@ async def test_a_middle_range_over_the_bound_and_a_range_that_fits(agent: Agent,
         "on, or Grep to find what you need.)")
     # 925 lines exactly fit: the ordinary range note, no bound.
     text, err, out = await agent.call("Read", file_path=str(f), offset=1, limit=925)
-    assert not err and text == _numbered(range(1, 926)) + "\n\n(Showing lines 1-925 of 3000. Use offset=926 to read more.)"
+    assert not err
+    assert text == _numbered(range(1, 926)) + "\n\n(Showing lines 1-925 of 3000. Use offset=926 to read more.)"
     assert "bounded" not in out.metadata
 
 
@@ -117,7 +118,7 @@ async def test_a_large_file_is_cut_on_its_bytes_as_the_whole_file_path_cuts_it(a
         "crlf": _rows(30_000, eol="\r\n").encode(),
         "wide": _rows(30_000, wide=True).encode(),
         # ragged lines (0 to 1,999 bytes), "%" signs, CJK text every 7th line, no final newline
-        "ragged": "\n".join(("日本語 " * (i % 7 == 0) + "%d%%" % i + "y" * (i * 37 % 1990)) for i in range(5_000)
+        "ragged": "\n".join(("日本語 " * (i % 7 == 0) + f"{i}%" + "y" * (i * 37 % 1990)) for i in range(5_000)
                             ).encode(),
     }
     for name, data in cases.items():
