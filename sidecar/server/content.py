@@ -21,32 +21,32 @@ def uri_to_path(uri: str) -> str:
 
 def prompt_to_api(blocks: list[Any]) -> list[dict[str, Any]]:
     """ACP prompt ContentBlocks → Messages API blocks. Mentions become text the model can act on."""
-    out: list[dict[str, Any]] = []
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and block.get("text"):
-            out.append({"type": "text", "text": str(block["text"])})
-        elif kind == "image" and block.get("data"):
-            out.append({"type": "image", "source": {"type": "base64", "media_type": block.get("mimeType", "image/png"),
-                                                    "data": block["data"]}})
-        elif kind == "resource_link":
-            path = uri_to_path(str(block.get("uri", "")))
-            out.append({"type": "text", "text": f"<mentioned-file path=\"{path}\" />"})
-        elif kind == "resource":
-            res = block.get("resource") or {}
-            uri = str(res.get("uri", ""))
-            if "text" not in res:
-                continue
-            if uri.startswith(EDITOR_CONTEXT):  # the editor's problems, a terminal's output: redacted here
-                source = re.sub(r"[^A-Za-z0-9/_.-]", "", uri[len(EDITOR_CONTEXT):])
-                out.append({"type": "text",
-                            "text": f"<context source=\"{source}\">\n{redact(str(res['text']))}\n</context>"})
-            else:
-                out.append({"type": "text",
-                            "text": f"<context path=\"{uri_to_path(uri)}\">\n{res['text']}\n</context>"})
-    return out
+    return [api for api in map(block_to_api, blocks) if api is not None]
+
+
+def block_to_api(block: Any) -> dict[str, Any] | None:
+    """One ACP prompt ContentBlock as a Messages API block; None for one that gives the model nothing."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text" and block.get("text"):
+        return {"type": "text", "text": str(block["text"])}
+    if kind == "image" and block.get("data"):
+        return {"type": "image", "source": {"type": "base64", "media_type": block.get("mimeType", "image/png"),
+                                            "data": block["data"]}}
+    if kind == "resource_link":
+        path = uri_to_path(str(block.get("uri", "")))
+        return {"type": "text", "text": f"<mentioned-file path=\"{path}\" />"}
+    if kind == "resource":
+        res = block.get("resource") or {}
+        uri = str(res.get("uri", ""))
+        if "text" not in res:
+            return None
+        if uri.startswith(EDITOR_CONTEXT):  # the editor's problems, a terminal's output: redacted here
+            source = re.sub(r"[^A-Za-z0-9/_.-]", "", uri[len(EDITOR_CONTEXT):])
+            return {"type": "text", "text": f"<context source=\"{source}\">\n{redact(str(res['text']))}\n</context>"}
+        return {"type": "text", "text": f"<context path=\"{uri_to_path(uri)}\">\n{res['text']}\n</context>"}
+    return None
 
 
 def prompt_title(blocks: list[Any], content: list[dict[str, Any]]) -> str:

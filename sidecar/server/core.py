@@ -75,6 +75,21 @@ class PromptTurn:
     prompt: list[Any]
     # Merged into the result's ``_meta.sidecar`` (e.g. ``userMessageId``).
     meta: dict[str, Any] = field(default_factory=dict)
+    # ``prompt`` as Messages API blocks, one per block (None: nothing for the model), and the list they
+    # were made from: converted once a prompt (a @terminal's text is redacted in it), again only for a
+    # list a hook put in its place.
+    _api: tuple[list[Any], list[dict[str, Any] | None]] | None = field(default=None, repr=False)
+
+    def api_blocks(self) -> list[dict[str, Any] | None]:
+        from sidecar.server.content import block_to_api
+
+        if self._api is None or self._api[0] is not self.prompt:
+            self._api = (self.prompt, [block_to_api(b) for b in self.prompt])
+        return self._api[1]
+
+    def content(self) -> list[dict[str, Any]]:
+        """What the model gets of the prompt before its mentions are resolved."""
+        return [api for api in self.api_blocks() if api is not None]
 
 
 # The core's named extension points (features attach in the composition root, ``sidecar.app``):
@@ -351,16 +366,14 @@ class SessionCore:
                          model_name=model.settings.model)
 
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
-        from sidecar.server.content import prompt_to_api
-
         req = parse_prompt_params(params)
         session = self.session(req.session_id)
         if session.prompt_task is not None and not session.prompt_task.done():
             raise agent_error("prompt_running", "A prompt is already running in this session; wait or cancel it")
         blocks = list(params.get("prompt") or [])
-        if not prompt_to_api(blocks):
-            raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
         turn = PromptTurn(session, blocks)
+        if not turn.content():
+            raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
         prompt_id = f"prompt_{uuid.uuid4().hex[:12]}"
         session.log.prompt(prompt_id, blocks, len(session.history))
         meter = session.find_service(USAGE_METER)
@@ -395,7 +408,7 @@ class SessionCore:
             answered = await before(turn)
             if answered is not None:
                 return self._with_meta(answered, turn)
-        result = await self._run_prompt(turn.session, turn.prompt)
+        result = await self._run_prompt(turn)
         for after in self.after_prompt:
             try:
                 await after(turn, result)
@@ -427,18 +440,19 @@ class SessionCore:
             result.setdefault("_meta", {}).setdefault("sidecar", {}).update(turn.meta)
         return result
 
-    async def _run_prompt(self, session: Session, prompt: list[Any]) -> dict[str, Any]:
-        from sidecar.server.content import prompt_title, prompt_to_api
+    async def _run_prompt(self, turn: PromptTurn) -> dict[str, Any]:
+        from sidecar.server.content import prompt_title
 
-        content = prompt_to_api(prompt)
+        session = turn.session
+        content = turn.content()  # a hook's replacement (a skill's text) may be empty
         if not content:
             raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
         if session.title is None:
-            session.title = prompt_title(prompt, content)
+            session.title = prompt_title(turn.prompt, content)
             session.log.title(session.title)
         agent = self.main_agent(session)
         session.cancel_requested = False
-        task = asyncio.create_task(self._run_agent(agent, session, prompt))
+        task = asyncio.create_task(self._run_agent(agent, turn))
         session.prompt_task = task
         try:
             stop_reason = await asyncio.shield(task)
@@ -466,13 +480,17 @@ class SessionCore:
         return {"stopReason": stop_reason}
 
     @staticmethod
-    async def _run_agent(agent: AgentLoop, session: Session, prompt: list[Any]) -> StopReason:
+    async def _run_agent(agent: AgentLoop, turn: PromptTurn) -> StopReason:
         """The turn, after the prompt's URL and git mentions are resolved (inside the task: a cancel stops
-        a fetch too)."""
-        from sidecar.server.content import prompt_to_api
+        a fetch too). Only a resolved mention's text is converted here; every other block was already."""
+        from sidecar.server.content import block_to_api
         from sidecar.server.mentions import expand_mentions
 
-        return await agent.run(prompt_to_api(await expand_mentions(session, prompt)))
+        converted = turn.api_blocks()
+        expanded = await expand_mentions(turn.session, turn.prompt)  # block for block, resolved ones replaced
+        blocks = [api if new is old else block_to_api(new)
+                  for old, new, api in zip(turn.prompt, expanded, converted, strict=True)]
+        return await agent.run([b for b in blocks if b is not None])
 
     async def cancel(self, params: dict[str, Any], channel: ClientChannel) -> None:
         session = self.sessions.get(str(params.get("sessionId")))

@@ -12,7 +12,8 @@ got, or why it got nothing):
   pager), no external diff or textconv, the repository's filter drivers blanked, and before trust
   nothing when git here points outside the workspace (docs/permissions.md, "doors").
 
-Other blocks pass through unchanged (``content.prompt_to_api`` converts them).
+Other blocks pass through unchanged, block for block (the core converted them once already and converts
+only the resolved mentions' text: ``SessionCore._run_agent``).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def is_git(uri: str) -> bool:
 
 
 async def expand_mentions(session: Session, blocks: list[Any]) -> list[Any]:
-    """``blocks`` with each URL and git mention replaced by the text the model gets for it."""
+    """``blocks`` with each URL and git mention replaced by the text the model gets for it (a new text
+    block in its place; every other block is the same object as before)."""
     if not any(_mention_uri(b) for b in blocks):
         return blocks
     typed = "\n".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
