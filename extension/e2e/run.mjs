@@ -2,15 +2,18 @@
 // Each suite runs in its own `node --test` process (each starts its own code-server anyway).
 //
 // A suite that fails runs once more, every assertion checked again; when the second run passes the suite
-// is reported FLAKY (it does not fail the run), and a suite failing twice fails it. The summary at the end
-// names each failed step with the first lines of its error, because CI keeps only the head and the tail
-// of a long log: a fresh-clone CI failed once in flow.test.mjs with the failing step lost in the middle.
+// is reported FLAKY (it does not fail the run), and a suite failing twice fails it. The first run's
+// screenshots and logs are moved to artifacts/e2e/first-run/<suite>/ before the second run writes its own.
+// The summary at the end names each failed step with the first lines of its error, because CI keeps only
+// the head and the tail of a long log: a fresh-clone CI failed once in flow.test.mjs with the failing step
+// lost in the middle (docs/extension.md, "The e2e runner").
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const artifacts = path.join(here, '..', '..', 'artifacts', 'e2e');
 // Every suite, the main flow first.
 const all = fs.readdirSync(here).filter((f) => f.endsWith('.test.mjs')).sort((a, b) => (a === 'flow.test.mjs' ? -1 : b === 'flow.test.mjs' ? 1 : a.localeCompare(b)));
 const files = process.argv.slice(2).length ? process.argv.slice(2) : all.map((f) => path.join(here, f));
@@ -26,6 +29,7 @@ function run(file) {
         output += chunk.toString();
       });
     }
+    child.on('error', (e) => resolve({ status: 1, output: `${output}\n✖ the suite did not start: ${e.message}\n` }));
     child.on('close', (status) => resolve({ status: status ?? 1, output }));
   });
 }
@@ -43,13 +47,28 @@ function failures(output) {
   return [...new Set(found)];
 }
 
+/** What the run since `since` (ms) wrote into artifacts/e2e moves to artifacts/e2e/first-run/<suite>/. */
+function keepFirstRun(name, since) {
+  if (!fs.existsSync(artifacts)) return;
+  const into = path.join(artifacts, 'first-run', name.replace(/\.test\.mjs$/, ''));
+  fs.rmSync(into, { recursive: true, force: true });
+  fs.mkdirSync(into, { recursive: true });
+  for (const entry of fs.readdirSync(artifacts)) {
+    if (entry === 'first-run') continue;
+    const from = path.join(artifacts, entry);
+    if (fs.statSync(from).mtimeMs >= since) fs.renameSync(from, path.join(into, entry));
+  }
+}
+
 const failed = [];
 const flaky = [];
 for (const file of files) {
   const name = path.basename(file);
+  const started = Date.now() - 1000; // mtimes may be coarser than the clock
   const first = await run(file);
   if (first.status === 0) continue;
-  console.log(`# e2e: ${name} failed (status ${first.status}); running it once more`);
+  keepFirstRun(name, started);
+  console.log(`# e2e: ${name} failed (status ${first.status}); its screenshots and logs are in artifacts/e2e/first-run; running it once more`);
   const second = await run(file);
   (second.status === 0 ? flaky : failed).push({ name, first: failures(first.output), second: second.status === 0 ? [] : failures(second.output) });
 }
