@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sidecar.memory.nested import ImportPolicy, expand_imports, read_memory_file, refused_always
 from sidecar.secrets import scrubbed_env
-from sidecar.shell.gitdir import outside_places
+from sidecar.shell.gitdir import left_out_outside
 from sidecar.workspace.gitenv import filter_overrides, repo_programs, safe_git_env
 
 MEMORY_FILES = ("CLAUDE.md", "AGENTS.md")
@@ -55,11 +55,9 @@ def git_status(cwd: Path, roots: list[Path] | None = None, allow: ImportPolicy =
     ``.git`` file naming another repository, ``core.worktree``, ``GIT_DIR`` …: ``shell.gitdir``) and
     ``allow`` refuses such a place (an untrusted workspace), the status is left out: it would list that
     other repository's files."""
-    for what, place in outside_places(cwd, roots or [cwd]):
-        why = allow(place)
-        if why is not None:
-            return (f"left out: git here is pointed outside the workspace ({what}: {place}); "
-                    f"it is shown once the workspace is trusted")
+    left_out = left_out_outside(cwd, roots or [cwd], allow)
+    if left_out is not None:
+        return f"left out: {left_out}"
     try:
         env = safe_git_env(scrubbed_env())  # a repository's core.fsmonitor, hooks or pager never run here
         branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, capture_output=True,

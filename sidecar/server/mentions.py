@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sidecar.secrets import redact, scrubbed_env
-from sidecar.shell.gitdir import outside_places
+from sidecar.shell.gitdir import left_out_outside
 from sidecar.workspace.gitenv import filter_overrides, repo_programs, safe_git_env
 
 if TYPE_CHECKING:
@@ -143,12 +143,9 @@ async def git_text(session: Session, sha: str | None) -> str:
         raise GitMentionError(f"{sha!r} is not a commit id: mention a commit as `@git <sha>` (4 to 40 hex digits).")
     from sidecar.memory.nested import IMPORT_POLICY
 
-    allow = session.find_service(IMPORT_POLICY)
-    for what, place in outside_places(cwd, [Path(r) for r in session.roots] or [cwd]):
-        why = allow(place) if allow is not None else "the workspace is not trusted"
-        if why is not None:
-            raise GitMentionError(f"Left out: git here is pointed outside the workspace ({what}: {place}); "
-                                  "it is shown once the workspace is trusted.")
+    left_out = left_out_outside(cwd, [Path(r) for r in session.roots], session.find_service(IMPORT_POLICY))
+    if left_out is not None:
+        raise GitMentionError(f"Left out: {left_out}.")
     # No program the repository names runs: the safe environment (fsmonitor, hooks, pager), no external
     # diff, no textconv, and its filter drivers blanked for this run.
     base = ["git", *filter_overrides(repo_programs(cwd)), "--no-optional-locks"]

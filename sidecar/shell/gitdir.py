@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ENV_PLACES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_INDEX_FILE")
@@ -163,6 +163,17 @@ def _discover(folder: Path) -> tuple[Path, Path] | None:
         dotgit = candidate / ".git"
         if os.path.lexists(dotgit):
             return candidate, dotgit
+    return None
+
+
+def left_out_outside(folder: Path, roots: list[Path], allow: Callable[[Path], str | None] | None) -> str | None:
+    """Why what git shows from ``folder`` (the system prompt's ``git status``, an @git mention) is left out:
+    git there points outside ``roots`` and ``allow`` (the workspace trust's import policy; None: not
+    trusted) refuses such a place. None when it may be shown."""
+    for what, place in outside_places(folder, roots or [folder]):
+        if allow is None or allow(place) is not None:
+            return (f"git here is pointed outside the workspace ({what}: {place}); it is shown once the "
+                    "workspace is trusted")
     return None
 
 
