@@ -35,6 +35,21 @@ interface Review {
   finish: (r: ReviewEditResult) => void;
 }
 
+/**
+ * A proposal's document: `sidecar-proposal:/<file name>?<n>`. The file name is the whole path, so the
+ * editor's breadcrumb shows it and nothing else; the review's number (which keeps two proposals for files of
+ * one name apart) is the query (digits: nothing to escape), which no label shows. (It was `/<n>/<file name>`:
+ * the breadcrumb of a proposed create, the proposal alone, read "1 › new.py".)
+ */
+export function proposalUri(id: number, filePath: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${path.basename(filePath) || 'proposal'}`, query: String(id) });
+}
+
+/** Where a proposal's text is kept: its path and its query. */
+function fileKey(uri: vscode.Uri): string {
+  return uri.query ? `${uri.path}?${uri.query}` : uri.path;
+}
+
 /** An in-memory file system for proposals, so the right side of the diff is editable and saveable. */
 export class ProposalFileSystem implements vscode.FileSystemProvider {
   private readonly files = new Map<string, Uint8Array>();
@@ -42,18 +57,18 @@ export class ProposalFileSystem implements vscode.FileSystemProvider {
   readonly onDidChangeFile = this.emitter.event;
 
   set(uri: vscode.Uri, text: string): void {
-    const existed = this.files.has(uri.path);
-    this.files.set(uri.path, new TextEncoder().encode(text));
+    const existed = this.files.has(fileKey(uri));
+    this.files.set(fileKey(uri), new TextEncoder().encode(text));
     this.emitter.fire([{ type: existed ? vscode.FileChangeType.Changed : vscode.FileChangeType.Created, uri }]);
   }
 
   text(uri: vscode.Uri): string | undefined {
-    const b = this.files.get(uri.path);
+    const b = this.files.get(fileKey(uri));
     return b === undefined ? undefined : new TextDecoder().decode(b);
   }
 
   delete(uri: vscode.Uri): void {
-    this.files.delete(uri.path);
+    this.files.delete(fileKey(uri));
   }
 
   watch(): vscode.Disposable {
@@ -61,7 +76,7 @@ export class ProposalFileSystem implements vscode.FileSystemProvider {
   }
 
   stat(uri: vscode.Uri): vscode.FileStat {
-    const b = this.files.get(uri.path);
+    const b = this.files.get(fileKey(uri));
     if (b !== undefined) return { type: vscode.FileType.File, ctime: 0, mtime: Date.now(), size: b.byteLength };
     if ([...this.files.keys()].some((k) => k.startsWith(uri.path.endsWith('/') ? uri.path : uri.path + '/'))) {
       return { type: vscode.FileType.Directory, ctime: 0, mtime: 0, size: 0 };
@@ -78,13 +93,13 @@ export class ProposalFileSystem implements vscode.FileSystemProvider {
   }
 
   readFile(uri: vscode.Uri): Uint8Array {
-    const b = this.files.get(uri.path);
+    const b = this.files.get(fileKey(uri));
     if (b === undefined) throw vscode.FileSystemError.FileNotFound(uri);
     return b;
   }
 
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
-    this.files.set(uri.path, content);
+    this.files.set(fileKey(uri), content);
     this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
   }
 
@@ -124,28 +139,27 @@ export class ReviewManager implements vscode.CodeLensProvider, vscode.Disposable
   review(params: ReviewEditParams, token?: vscode.CancellationToken): Promise<ReviewEditResult> {
     return new Promise<ReviewEditResult>((resolve) => {
       const id = this.nextId++;
-      const base = path.basename(params.path) || 'proposal';
-      const proposalUri = vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${id}/${base}` });
+      const proposal = proposalUri(id, params.path);
       // A create has no left side (see open); its review is found by the proposal alone.
-      const originalUri = params.oldText === null ? proposalUri : vscode.Uri.file(params.path);
-      this.fs.set(proposalUri, params.newText);
+      const originalUri = params.oldText === null ? proposal : vscode.Uri.file(params.path);
+      this.fs.set(proposal, params.newText);
       let settled = false;
       const review: Review = {
         id,
         params,
-        proposalUri,
+        proposalUri: proposal,
         originalUri,
         decisions: new Map(),
         computed: params.newText,
         finish: (r) => {
           if (settled) return;
           settled = true;
-          this.reviews.delete(proposalUri.toString());
+          this.reviews.delete(proposal.toString());
           this.lensEmitter.fire();
           void this.close(review).finally(() => resolve(r));
         },
       };
-      this.reviews.set(proposalUri.toString(), review);
+      this.reviews.set(proposal.toString(), review);
       token?.onCancellationRequested(() => review.finish({ outcome: 'cancelled' }));
       this.open(review);
       if (outsideWorkspace(params.path)) {

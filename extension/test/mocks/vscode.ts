@@ -30,7 +30,7 @@ export class Selection extends Range {
 }
 
 export class Uri {
-  constructor(readonly scheme: string, readonly authority: string, readonly path: string) {}
+  constructor(readonly scheme: string, readonly authority: string, readonly path: string, readonly query = '') {}
   static parse(s: string): Uri {
     const i = s.indexOf(':');
     const scheme = s.slice(0, i);
@@ -47,8 +47,8 @@ export class Uri {
   static file(p: string): Uri {
     return new Uri('file', '', p);
   }
-  static from(c: { scheme: string; path?: string; authority?: string }): Uri {
-    return new Uri(c.scheme, c.authority ?? '', c.path ?? '');
+  static from(c: { scheme: string; path?: string; authority?: string; query?: string }): Uri {
+    return new Uri(c.scheme, c.authority ?? '', c.path ?? '', c.query ?? '');
   }
   static joinPath(u: Uri, ...parts: string[]): Uri {
     return new Uri(u.scheme, u.authority, [u.path, ...parts].join('/'));
@@ -57,8 +57,9 @@ export class Uri {
     return this.path;
   }
   toString(): string {
-    if (this.scheme === 'file' || this.authority) return `${this.scheme}://${this.authority}${this.path}`;
-    return `${this.scheme}:${this.path}`;
+    const query = this.query ? `?${this.query}` : '';
+    if (this.scheme === 'file' || this.authority) return `${this.scheme}://${this.authority}${this.path}${query}`;
+    return `${this.scheme}:${this.path}${query}`;
   }
 }
 

@@ -175,6 +175,8 @@ describe('_sidecar/review_edit', () => {
     expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
     const [uri] = (calls.find((c) => c.command === 'vscode.open')?.args ?? []) as [vscode.Uri];
     expect(uri.scheme).toBe(PROPOSAL_SCHEME);
+    // the file name alone is the path, so the editor's breadcrumb shows it (and not the review's number)
+    expect(uri.path).toBe('/new.py');
     expect(fs.text(uri)).toBe('print(1)\n');
     expect(ui.tabs[0].label).toBe('new.py: proposed create (Sidecar)');
     // accepted from its own editor (the title bar passes the proposal), and its tab closes
