@@ -133,6 +133,14 @@ step('Compare and Restore on the Write card: back to before that call; the Edit 
   assert.equal(await chat.locator('.msg.agent', { hasText: 'Edited the notes' }).count(), 1, 'the conversation stays');
 });
 
+step('"Undo restore" on the tool call\'s line puts the file back; nothing is left to undo', async () => {
+  const line = chat.locator('.notice', { hasText: 'Restored new.txt.' });
+  await line.locator('.undo-restore').click();
+  await chat.locator('.notice', { hasText: 'Undid the restore: new.txt is as before it.' }).waitFor({ timeout: 15000 });
+  assert.equal(fs.readFileSync(made, 'utf8'), 'made by the agent\n');
+  assert.equal(await chat.locator('.undo-restore').count(), 0);
+});
+
 step('Open in New Tab: a second conversation with its own approval, beside the side bar', async () => {
   await runCommand(page, 'Sidecar: Open in New Tab');
   tab = await chatOn('tab');
@@ -167,6 +175,18 @@ step('both live at once: the side bar answers while the tab still streams', asyn
   await tab.locator('.turn-marker').nth(tabMarkers).waitFor({ state: 'attached', timeout: 60000 });
   assert.equal(await tab.locator('.msg.agent', { hasText: 'The side bar answers' }).count(), 0);
   assert.equal(await chat.locator('.msg.agent', { hasText: 'Tab counting' }).count(), 0);
+});
+
+step("one session, one chat: picking the side bar's session in the tab brings the side bar forward", async () => {
+  const tabSession = await tab.locator('body').getAttribute('data-session-id');
+  const viewSession = await chat.locator('body').getAttribute('data-session-id');
+  await tab.locator(`#sessions option[value="${viewSession}"]`).waitFor({ state: 'attached', timeout: 15000 });
+  await tab.locator('#sessions').selectOption(viewSession);
+  await chat.locator('#prompt:focus').waitFor({ state: 'attached', timeout: 15000 });
+  // the tab stays on its own conversation, its picker back on it
+  await tab.waitForFunction((id) => document.querySelector('#sessions')?.value === id, tabSession, { timeout: 10000 });
+  assert.equal(await tab.locator('body').getAttribute('data-session-id'), tabSession);
+  assert.equal(await tab.locator('.msg.agent', { hasText: 'Edited the notes' }).count(), 0);
 });
 
 step('Reload Window: the tab comes back with its session, the side bar with its own', async () => {
