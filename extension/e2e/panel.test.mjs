@@ -256,6 +256,11 @@ step('a proposed create shows the new file alone: no removed line, accepted from
   assert.equal(await page.locator('.editor-instance .monaco-diff-editor').count(), 0, 'not a diff editor');
   assert.equal(await page.locator('.editor-instance .line-delete, .editor-instance .char-delete').count(), 0, 'no removed line');
   await page.locator('.codelens-decoration', { hasText: 'Accept hunk 1/1' }).waitFor({ timeout: 15000 });
+  // the breadcrumb names the file, not the review's number ("1 › created.py" before)
+  const crumbs = page.locator('.editor-group-container.active .breadcrumbs-control .monaco-breadcrumb-item');
+  await crumbs.filter({ hasText: 'created.py' }).first().waitFor({ timeout: 15000 });
+  const crumbTexts = (await crumbs.allTextContents()).map((t) => t.trim());
+  assert.ok(!crumbTexts.some((t) => /^\d+$/.test(t)), `breadcrumb: ${JSON.stringify(crumbTexts)}`);
   await h.screenshot('create-review-alone');
   await runCommand(page, 'Sidecar: Accept Proposed Edit');
   assert.equal(await waitTurns(n + 1), 'end_turn');
