@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import random
 import sys
@@ -23,6 +24,7 @@ from sidecar.model import capabilities
 from sidecar.model.capabilities import ModelCapabilities
 from sidecar.model.credentials import Credentials, missing_key_message, refused_key_message, resolve
 from sidecar.model.settings import ModelSettings
+from sidecar.model.stream import BlockSink, MessageBuilder, TextSink
 from sidecar.secrets import redact
 from sidecar.session import ServiceKey
 
@@ -36,8 +38,6 @@ RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 MAX_RETRY_AFTER_S = 120.0
 RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error"}
 
-TextSink = Callable[[str], Awaitable[None]]
-BlockSink = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class ModelError(Exception):
@@ -321,31 +321,22 @@ class ModelClient:
         cb = callbacks or StreamCallbacks()
         key_source = self.check_credentials().source
         shown_text = 0  # characters of text already passed on (across attempts)
+        attempt_text = 0
+
+        async def on_text(delta: str) -> None:
+            nonlocal shown_text, attempt_text
+            start = attempt_text
+            attempt_text += len(delta)
+            if attempt_text > shown_text and cb.on_text:
+                await cb.on_text(delta[max(0, shown_text - start):])
+                shown_text = attempt_text
+
         attempt = 0
         while True:
             attempt += 1
             attempt_text = 0
             try:
-                async with self.client.messages.stream(**params) as stream:
-                    async for event in stream:
-                        if event.type == "text":
-                            delta: str = event.text
-                            start = attempt_text
-                            attempt_text += len(delta)
-                            if attempt_text > shown_text and cb.on_text:
-                                await cb.on_text(delta[max(0, shown_text - start):])
-                                shown_text = attempt_text
-                        elif event.type == "thinking" and cb.on_thinking:
-                            await cb.on_thinking(event.thinking)
-                        elif event.type == "content_block_stop" and cb.on_block:
-                            await cb.on_block(event.content_block.model_dump(mode="json", exclude_none=True))
-                    message = await stream.get_final_message()
-                return ModelReply(
-                    content=[b.model_dump(mode="json", exclude_none=True) for b in message.content],
-                    stop_reason=message.stop_reason,
-                    usage=message.usage.model_dump(mode="json", exclude_none=True) if message.usage else {},
-                    attempts=attempt,
-                )
+                return await self._attempt(params, cb, on_text, attempt)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -365,6 +356,33 @@ class ModelClient:
                     except Exception:
                         log.debug("retry callback failed", exc_info=True)
                 await asyncio.sleep(delay)
+
+    async def _attempt(self, params: dict[str, Any], cb: StreamCallbacks, on_text: TextSink,
+                       attempt: int) -> ModelReply:
+        """One request: sent by the SDK (its HTTP errors raise ``APIStatusError`` here), its events read raw
+        into a ``MessageBuilder``; an ``error`` event raises what the SDK's stream raised for it."""
+        import anthropic
+
+        builder = MessageBuilder(on_text, cb.on_thinking, cb.on_block)
+        async with self.client.messages.with_streaming_response.create(**params, stream=True) as raw:
+            response = raw.http_response
+            async for sse in anthropic.AsyncStream.raw_events(response):
+                kind = sse.event
+                if kind is None or kind == "ping":
+                    continue
+                if kind == "error":  # mid-stream (overloaded_error, …): the error the SDK's stream raised
+                    body: object = sse.data
+                    try:
+                        body = json.loads(sse.data)
+                        message = f"{body}"
+                    except ValueError:
+                        message = sse.data or f"Error code: {response.status_code}"
+                    raise anthropic.APIStatusError(message, response=response, body=body)
+                if not sse.data:
+                    continue
+                await builder.feed(kind, json.loads(sse.data))
+        content, stop_reason, usage = builder.final()
+        return ModelReply(content=content, stop_reason=stop_reason, usage=usage, attempts=attempt)
 
     async def complete(self, params: dict[str, Any]) -> ModelReply:
         """A non-interactive call (small-model extraction, titles, summaries): streamed, no callbacks."""

@@ -10,6 +10,7 @@ documented in ``docs/scripted-model.md``:
     faults  {"fault": "http", "status": 529, "headers"?, "error_type"?, "message"?}
             {"fault": "drop", "after_blocks": N, "turn": {normal turn}}
             {"fault": "sse_error", "error_type"?, "message"?, "after_blocks"?, "turn"?}
+            {"fault": "truncate", "after_blocks": N, "turn": {normal turn}}
 
 A turn may also be a callable ``f(request) -> dict`` returning one of those, evaluated when its request
 arrives. When the script runs out, the server answers ``(scripted model: no more turns)`` with ``end_turn``.
@@ -480,6 +481,10 @@ class _Handler(BaseHTTPRequestHandler):
                     self._respond_turn(request, inner, stream, cut_after=after)
                 else:
                     raise _Dropped
+            elif fault == "truncate":
+                inner = resolved.get("turn") or {"content": []}
+                self._respond_turn(request, inner, stream, cut_after=int(resolved.get("after_blocks") or 0),
+                                   clean_end=True)
             elif fault == "sse_error":
                 self._sse_error(request, resolved, stream)
             else:
@@ -492,8 +497,11 @@ class _Handler(BaseHTTPRequestHandler):
     # -- responses ----------------------------------------------------------------------------------------
 
     def _respond_turn(
-        self, request: RecordedRequest, turn: dict[str, Any], stream: bool, cut_after: int | None = None
+        self, request: RecordedRequest, turn: dict[str, Any], stream: bool, cut_after: int | None = None,
+        clean_end: bool = False,
     ) -> None:
+        """``cut_after``: stop after that many blocks, cutting the connection, or (``clean_end``) ending the
+        response properly with no ``message_delta``/``message_stop``."""
         message = _build_message(self.scripted, request, turn)
         if not stream:
             self._send_json(200, message)
@@ -504,6 +512,8 @@ class _Handler(BaseHTTPRequestHandler):
         json_chunk = max(1, int(turn.get("json_chunk") or DEFAULT_JSON_CHUNK))
         for index, event in _stream_events(message, text_chunk, json_chunk):
             if cut_after is not None and index >= cut_after and event["type"] not in ("message_start", "ping"):
+                if clean_end:
+                    break
                 self._flush()
                 raise _Dropped
             self._send_event(event, flush=chunk_delay > 0 or event["type"] == "ping")
