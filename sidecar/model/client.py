@@ -269,6 +269,32 @@ def _describe(exc: BaseException) -> str:
     return f"HTTP {status} {error_type}: {detail}" if status else f"{error_type}: {detail}"
 
 
+MESSAGES_PATH = "/v1/messages"
+# The body's keys in the order ``messages.create`` sends them (the same bytes as the SDK would send); any other
+# key follows. ``extra_*`` and ``timeout`` are the SDK's request options, not body keys.
+BODY_ORDER = ("max_tokens", "messages", "model", "cache_control", "container", "diagnostics", "inference_geo",
+              "metadata", "output_config", "service_tier", "speed", "stop_sequences", "stream", "system", "thinking",
+              "tool_choice", "tools")
+JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def request_body(params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    """A streamed Messages request's JSON body and its extra headers, from ``messages.create``'s keyword
+    arguments. Encoded here, as the SDK's encoder does, because the SDK's ``messages.create`` first copies
+    the whole of its params (``copy_tree``: every dict and list of the history, the tools' schemas) to
+    prepare values they never hold here (files, models, dates): ~10 % of the sidecar's own CPU per model
+    call (docs/performance.md, issue 29, "Fourth pass"). Values are plain JSON as the loop builds them."""
+    rest = dict(params)
+    headers = {str(k): str(v) for k, v in (rest.pop("extra_headers", None) or {}).items()}
+    unsupported = [k for k in ("extra_query", "extra_body", "timeout") if k in rest]
+    if unsupported:
+        raise TypeError(f"request option(s) {unsupported} are not supported by ModelClient.stream")
+    rest["stream"] = True
+    body = {k: rest.pop(k) for k in BODY_ORDER if k in rest}
+    body.update(rest)
+    return JSON_ENCODER.encode(body).encode(), headers
+
+
 class ModelClient:
     def __init__(self, settings: ModelSettings, *, shared: ModelClient | None = None) -> None:
         self.settings = settings
@@ -359,13 +385,17 @@ class ModelClient:
 
     async def _attempt(self, params: dict[str, Any], cb: StreamCallbacks, on_text: TextSink,
                        attempt: int) -> ModelReply:
-        """One request: sent by the SDK (its HTTP errors raise ``APIStatusError`` here), its events read raw
-        into a ``MessageBuilder``; an ``error`` event raises what the SDK's stream raised for it."""
+        """One request: sent by the SDK (auth, headers, timeouts; an HTTP error raises its ``APIStatusError``
+        here) with the body encoded by ``request_body``, its events read raw into a ``MessageBuilder``; an
+        ``error`` event raises what the SDK's stream raised for it."""
         import anthropic
 
         builder = MessageBuilder(on_text, cb.on_thinking, cb.on_block)
-        async with self.client.messages.with_streaming_response.create(**params, stream=True) as raw:
-            response = raw.http_response
+        content, headers = request_body(params)
+        stream = await self.client.post(MESSAGES_PATH, cast_to=object, content=content, options={"headers": headers},
+                                        stream=True, stream_cls=anthropic.AsyncStream[object])
+        response = stream.response
+        try:
             async for sse in anthropic.AsyncStream.raw_events(response):
                 kind = sse.event
                 if kind is None or kind == "ping":
@@ -381,8 +411,10 @@ class ModelClient:
                 if not sse.data:
                     continue
                 await builder.feed(kind, json.loads(sse.data))
-        content, stop_reason, usage = builder.final()
-        return ModelReply(content=content, stop_reason=stop_reason, usage=usage, attempts=attempt)
+        finally:
+            await stream.close()
+        blocks, stop_reason, usage = builder.final()
+        return ModelReply(content=blocks, stop_reason=stop_reason, usage=usage, attempts=attempt)
 
     async def complete(self, params: dict[str, Any]) -> ModelReply:
         """A non-interactive call (small-model extraction, titles, summaries): streamed, no callbacks."""

@@ -283,3 +283,25 @@ async def test_cancelling_mid_stream_closes_the_response(
     # The connection is given back (or closed), not left reading: the next call goes through.
     model_server.add_turn({"content": [{"type": "text", "text": "next"}]})
     assert (await client.stream(_params())).content == [{"type": "text", "text": "next"}]
+
+
+async def test_the_request_body_is_the_bytes_the_sdk_would_send(
+        client: ModelClient, model_server: ScriptedModelServer) -> None:
+    """The body is encoded by the client (not the SDK's ``messages.create``, whose copy of the params cost
+    CPU): the same bytes, the extra headers sent, the SDK's own headers (key, version) there as before."""
+    params = {**_params([*HELLO, {"role": "assistant", "content": [{"type": "text", "text": "Hi — ü"}]},
+                         {"role": "user", "content": [{"type": "text", "text": "again",
+                                                        "cache_control": {"type": "ephemeral"}}]}]),
+              "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
+              "tools": [{"name": "Read", "description": "Read a file.", "input_schema": {
+                  "type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}}],
+              "output_config": {"effort": "low"}, "extra_headers": {"anthropic-beta": "tool-search-tool-2025-10-19"}}
+    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}] * 2)
+    await client.stream(params)
+    async with client.client.messages.with_streaming_response.create(**params, stream=True) as raw:
+        await raw.read()
+    ours, sdks = model_server.message_requests()
+    assert ours.body["stream"] is True and ours.raw_body == sdks.raw_body
+    for name in ("anthropic-beta", "anthropic-version", "authorization", "x-api-key", "content-type", "user-agent"):
+        assert ours.headers.get(name) == sdks.headers.get(name), name
+    assert ours.headers["anthropic-beta"] == "tool-search-tool-2025-10-19"
