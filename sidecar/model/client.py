@@ -1,5 +1,9 @@
 """The Messages API through the ``anthropic`` SDK: streaming, retries, cancellation.
 
+The SDK sends each request (auth, headers, timeouts, an HTTP error as its ``APIStatusError``); the body is
+encoded here (``request_body``) and the streamed reply read from its raw events (``sidecar.model.stream``),
+not through the SDK's ``messages.stream`` (docs/performance.md, issue 29, "Fourth pass").
+
 The SDK's own retries are off (``max_retries=0``): a stream can fail after it started, which the SDK
 does not retry, so one policy here covers both cases — 429 (honouring ``retry-after``), 529, 5xx, SSE
 ``overloaded_error`` events and dropped connections, with exponential backoff. A retried request only
@@ -135,9 +139,11 @@ def warm_up(client: ModelClient) -> None:
 
 
 def reply_types() -> list[type[BaseModel]]:
-    """The SDK's pydantic types a streamed reply builds or dumps (``ModelClient.stream``): the message,
+    """The SDK's pydantic types its ``MessageStream`` builds or dumps for a streamed reply: the message,
     its usage, every kind of content block and the stream's events. Only these are built ahead: the
-    schemas of all ~280 types in ``anthropic.types`` cost 4.3 MB of idle memory, these ~1.5 MB."""
+    schemas of all ~280 types in ``anthropic.types`` cost 4.3 MB of idle memory, these ~1.5 MB. Since
+    ``ModelClient.stream`` reads the raw events (``sidecar.model.stream``) a turn builds none of them;
+    the warm-up still does (its test holds it), which a later change may drop."""
     from anthropic.lib.streaming import ParsedMessageStreamEvent
     from anthropic.types import ContentBlock, Message, ParsedContentBlock, ParsedMessage, Usage
     from pydantic import BaseModel
