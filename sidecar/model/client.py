@@ -43,7 +43,6 @@ MAX_RETRY_AFTER_S = 120.0
 RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error"}
 
 
-
 class ModelError(Exception):
     """The model could not be reached or refused the request; the message is safe to show.
 
@@ -288,8 +287,9 @@ def request_body(params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
     """A streamed Messages request's JSON body and its extra headers, from ``messages.create``'s keyword
     arguments. Encoded here, as the SDK's encoder does, because the SDK's ``messages.create`` first copies
     the whole of its params (``copy_tree``: every dict and list of the history, the tools' schemas) to
-    prepare values they never hold here (files, models, dates): ~10 % of the sidecar's own CPU per model
-    call (docs/performance.md, issue 29, "Fourth pass"). Values are plain JSON as the loop builds them."""
+    prepare values they never hold here (files, models, dates): ~10 % of the event loop's profiled CPU in
+    the 50-session burst (docs/performance.md, issue 29, "Fourth pass"). Values are plain JSON, as the
+    loop builds them."""
     rest = dict(params)
     headers = {str(k): str(v) for k, v in (rest.pop("extra_headers", None) or {}).items()}
     unsupported = [k for k in ("extra_query", "extra_body", "timeout") if k in rest]
