@@ -17,7 +17,8 @@ Tiers by reversibility, then the mode, then the user::
 
 ``decide`` never asks anyone and reads no settings: the caller hands it the rules, the mode and the roots.
 The session's gate (``PermissionGate.decide``) and ``sidecar check-command`` both call it, so what the
-CLI explains is what the Bash tool decides.
+CLI explains is what the Bash tool decides, in the same words (a ``Decision.reason`` is written here
+only: the audit record and the CLI print it as it is).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def decide(request: PermissionRequest, rules: Sequence[Rule], mode: str, roots: 
     paths anchored at ``cwd``, default the first root). ``saved_output``: the session's directory of
     whole tool outputs, which a read-only call may read wherever it is."""
     if request.forbidden_reason:
-        return Decision("deny", request.forbidden_reason, decided_by="safety")
+        return Decision("deny", f"refused in every mode: {request.forbidden_reason}", decided_by="safety")
     pctx = PathContext.for_cwd(cwd if cwd is not None else roots[0])
     verdict = evaluate(rules, request, pctx, request.read_only_parts)
     rule = verdict.rule
@@ -79,7 +80,7 @@ def decide(request: PermissionRequest, rules: Sequence[Rule], mode: str, roots: 
         return Decision("deny", hook.reason or "blocked by a PreToolUse hook", decided_by="hook")
     # Plan mode forbids changes; a fetch of an unapproved domain changes nothing, so it is asked.
     if mode == "plan" and not request.read_only and request.access != "fetch":
-        return Decision("deny", "plan mode", decided_by="mode")
+        return Decision("deny", "plan mode allows no changes", decided_by="mode")
     if verdict.behavior == "ask" and rule is not None:
         return Decision("ask", f"rule {rule.text} asks", rule=rule.text, decided_by="rule",
                         source=rule.source)

@@ -161,7 +161,7 @@ def test_reads_outside_ask(command: str, scratch: tuple[Path, Path, Path]) -> No
 def test_ordinary_reads_run(command: str, scratch: tuple[Path, Path, Path]) -> None:
     ws, out, home = scratch
     decision, reason = _decision(_fill(command, ws, out), ws, home)
-    assert (decision, reason) == ("allow", "read-only"), command
+    assert (decision, reason) == ("allow", "read-only inside the workspace"), command
 
 
 @pytest.mark.parametrize(
@@ -377,7 +377,7 @@ def test_repository_above_the_root_asks_for_the_rest_of_it(command: str, nested:
 @pytest.mark.parametrize("command", NESTED_ALLOW)
 def test_repository_above_the_root_limited_to_the_root_runs(command: str, nested: tuple[Path, Path]) -> None:
     ws, home = nested
-    assert _decision(command, ws, home) == ("allow", "read-only"), command
+    assert _decision(command, ws, home) == ("allow", "read-only inside the workspace"), command
 
 
 @pytest.mark.parametrize(
@@ -406,7 +406,7 @@ def test_repository_at_the_root_is_unchanged(nested: tuple[Path, Path]) -> None:
     top = ws.parent
     for command in ("git log -p", "git status", "git diff", "git show HEAD", "git log --stat",
                     "git show HEAD:secret.txt", "git cat-file -p HEAD"):
-        assert _decision(command, top, home) == ("allow", "read-only"), command
+        assert _decision(command, top, home) == ("allow", "read-only inside the workspace"), command
 
 
 def test_toplevel_lookup_follows_a_removed_git_dir(tmp_path: Path) -> None:
@@ -414,7 +414,7 @@ def test_toplevel_lookup_follows_a_removed_git_dir(tmp_path: Path) -> None:
     repository above it, and so does the classifier."""
     ws, home = _nested_repo(tmp_path)
     subprocess.run(["git", "init", "-q"], cwd=ws, env=safe_git_env(), check=True, capture_output=True)
-    assert _decision("git status", ws, home) == ("allow", "read-only")
+    assert _decision("git status", ws, home) == ("allow", "read-only inside the workspace")
     shutil.rmtree(ws / ".git")
     assert _decision("git status", ws, home) == ("ask", f"reads {ws.parent}, outside the workspace roots")
 

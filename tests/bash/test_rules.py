@@ -139,6 +139,24 @@ def test_catastrophic_denied_even_in_bypass_mode(tmp_path: Path) -> None:
     assert row["decision"] == "allow"
 
 
+@pytest.mark.parametrize(("mode", "decision", "reason"), [
+    ("plan", "deny", "plan mode allows no changes"),
+    ("acceptEdits", "ask", "touch writes files"),  # a Bash write is no edit: acceptEdits still asks
+    ("bypassPermissions", "allow", "bypassPermissions mode"),
+    ("dontAsk", "ask", "touch writes files"),  # not a mode: the default's answer
+])
+def test_check_command_decides_in_the_settings_files_default_mode(tmp_path: Path, mode: str, decision: str,
+                                                                 reason: str) -> None:
+    """``--settings FILE``'s ``defaultMode`` is the mode decided in, with the gate's words for the reason."""
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"permissions": {"defaultMode": mode}}))
+    out = check(["--settings", str(path), "--cwd", str(tmp_path), "touch x"])
+    assert out.splitlines()[-1] == f"decision:  {decision}: {reason}"
+    catastrophic = json.loads(check(["--json", "--settings", str(path), "--cwd", str(tmp_path), "rm -rf ~"]))
+    assert (catastrophic["decision"], catastrophic["reason"]) == (
+        "deny", "refused in every mode: `rm -r ~` would delete the root, a system folder or the home folder")
+
+
 def test_check_command_human_output(tmp_path: Path) -> None:
     out = check(["--cwd", str(tmp_path), "--settings", "/dev/null", "cat x | grep y > out"])
     assert out.splitlines() == [

@@ -38,15 +38,7 @@ def decide(analysis: Analysis, rules: list[Rule], cwd: Path, mode: str = "defaul
     shared table (``sidecar.permissions.decide``) on the request the Bash tool sends."""
     decision = decide_request(command_request(analysis), rules, mode, [cwd], cwd=cwd)
     rule_text = decision.rule if decision.decided_by == "rule" else None
-    if decision.decided_by == "safety" and decision.verdict == "deny":
-        reason = f"refused in every mode: {decision.reason}"
-    elif decision.decided_by == "default" and decision.verdict == "allow":
-        reason = "read-only"  # the CLI's words: the command runs without a question
-    elif decision.decided_by == "mode" and decision.verdict == "deny":
-        reason = "plan mode allows no changes"
-    else:
-        reason = decision.reason
-    return Verdict(decision.verdict, rule_text, reason)
+    return Verdict(decision.verdict, rule_text, decision.reason)
 
 
 def load_rules(settings_file: Path | None, cwd: Path) -> tuple[list[Rule], str]:
