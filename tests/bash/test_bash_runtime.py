@@ -297,7 +297,7 @@ def _pump_bytes(
     writer = threading.Thread(target=write)
     writer.start()
     writer.join()
-    pump.join()
+    pump.done.wait()
     return path.read_bytes(), pump.total
 
 

@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # imported with the pool, on the first long command: ~0.9 MB 
     from concurrent.futures import ProcessPoolExecutor
 
 CONCURRENCY_CHECK_CHARS = 2048
+# The builtins that move the shell. The classifier lists them wherever they are (``builtin cd``, ``eval``,
+# a subshell, a loop), and a read-only command can run nothing else that does (``source`` asks).
+MOVES_THE_SHELL = frozenset({"cd", "pushd", "popd"})
 # Commands longer than this are classified in a worker process, shorter ones in a thread.
 OFF_PROCESS_CHARS = 4096
 _pool: ProcessPoolExecutor | None = None
@@ -328,7 +331,8 @@ class Bash(Tool[BashInput]):
             # The editor runs it in its own terminal (docs/bash.md, "In the client's terminal").
             return await self._run_in_client_terminal(inp, ctx, policy, notes, command)
         running = await shells.start(
-            command, ctx.tool_call_id, policy, cap=None if inp.run_in_background else runner.FILE_CAP
+            command, ctx.tool_call_id, policy, cap=None if inp.run_in_background else runner.FILE_CAP,
+            report_cwd=moves_the_shell(analysis),
         )
         if inp.run_in_background:
             shell = shells.add_background(running)
@@ -352,6 +356,11 @@ class Bash(Tool[BashInput]):
         done = await terminal.run(ctx.session.client, shells, command, ctx.tool_call_id, policy,
                                   timeout_ms, ctx.show)
         return ended_output(inp, done, shells, timeout_ms, notes, sandboxed=policy is not None)
+
+
+def moves_the_shell(analysis: Analysis) -> bool:
+    """Whether the command may leave the shell in another directory (then its final one is reported)."""
+    return not analysis.read_only or any(s.words and s.words[0] in MOVES_THE_SHELL for s in analysis.subcommands)
 
 
 class Ended(Protocol):

@@ -15,9 +15,12 @@ import asyncio
 import codecs
 import contextlib
 import fcntl
+import logging
 import os
+import queue
 import re
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -28,6 +31,8 @@ from typing import BinaryIO
 
 from sidecar.secrets import redact_file
 from sidecar.tools.bash import sandbox
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -77,16 +82,54 @@ def command_script(command: str, cwd_report: str, prelude: str = "") -> str:
     return f"{prelude}trap 'pwd -P >{cwd_report} 2>/dev/null' EXIT\n{command}"
 
 
-class OutputPump(threading.Thread):
+class _PumpThreads:
+    """Threads kept for the output pumps. A command's pump goes to an idle one: a new thread's ``start``
+    waits until that thread has run, 0.7-1 ms of a read-only step on this loaded machine
+    (docs/performance.md, issue 29 "Fourth pass"). A finished pump's thread waits for the next one,
+    up to ``KEEP_IDLE`` of them; the rest end."""
+
+    KEEP_IDLE = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue[Callable[[], None]]] = []
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), daemon=True, name="bash-output").start()
+        inbox.put(job)
+
+    def _serve(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:
+        while True:
+            job = inbox.get()
+            try:
+                job()
+            except Exception:
+                log.exception("a Bash output pump failed")
+            del job
+            with self._lock:
+                if len(self._idle) >= self.KEEP_IDLE:
+                    return
+                self._idle.append(inbox)
+
+
+_pump_threads = _PumpThreads()
+
+
+class OutputPump:
     """Drains the command's pipe into ``path`` (ANSI stripped), bounded by ``cap`` bytes when given.
 
     Bounded: the first ``cap`` bytes go to the file as they come, then a ring of the last ``tail_cap``
     bytes is kept in memory and written after a gap marker at the end. The hot path does no per-byte
     Python work: reads land in a reused buffer (or straight in the ring), a chunk without an ESC byte
-    skips the ANSI regex, and nothing is decoded."""
+    skips the ANSI regex, and nothing is decoded. It runs on one of ``_PumpThreads``; ``done`` is set
+    when the pipe has ended and the file is complete, and ``ended`` (given a loop) resolves then too."""
 
-    def __init__(self, fd: int, path: Path, cap: int | None, tail_cap: int = TAIL_CAP) -> None:
-        super().__init__(daemon=True, name=f"bash-output-{path.name}")
+    def __init__(self, fd: int, path: Path, cap: int | None, tail_cap: int = TAIL_CAP,
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.fd = fd
         self.path = path
         self.cap = cap
@@ -95,10 +138,23 @@ class OutputPump(threading.Thread):
         self.omitted = 0  # bytes dropped from the middle of the file
         self.recent = b""
         self.done = threading.Event()
+        self._loop = loop
+        self.ended: asyncio.Future[None] | None = loop.create_future() if loop is not None else None
         self._carry = b""  # an escape sequence cut by the end of a read: stripped with the next one
         self._ring: bytearray | None = None
         self._ring_pos = 0
         self._ring_total = 0
+
+    def start(self) -> None:
+        _pump_threads.submit(self.run)
+
+    def _ended(self) -> None:
+        self.done.set()
+        loop, ended = self._loop, self.ended
+        if loop is not None and ended is not None:
+            # The loop may have closed meanwhile (its sidecar is leaving): nobody waits then.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_resolve, ended)
 
     def _read(self, into: memoryview) -> int:
         try:
@@ -205,7 +261,7 @@ class OutputPump(threading.Thread):
                 self.total = self.path.stat().st_size
         finally:
             os.close(self.fd)
-            self.done.set()
+            self._ended()
 
     def _flush_ring(self, out: BinaryIO) -> None:
         ring = self._ring
@@ -225,12 +281,71 @@ class OutputPump(threading.Thread):
         self._ring = None
 
 
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class ChildProcess:
+    """A started command's process, its exit awaited on the loop that started it.
+
+    On Linux through a pidfd the loop watches, so the exit wakes the loop directly. asyncio's own
+    subprocess (3.11) starts a ``waitpid`` thread per child instead (``ThreadedChildWatcher``:
+    ~1 ms of a read-only step here, docs/performance.md) and then takes three more hops of the loop;
+    its ``PidfdChildWatcher`` is bound to one loop, and a process may run more than one. Where there is
+    no pidfd, a thread of the command's own waits for it."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self._loop = loop
+        self._exited: asyncio.Future[int] = loop.create_future()
+        try:
+            pidfd = os.pidfd_open(popen.pid)
+        except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+            pidfd = -1
+        if pidfd >= 0:
+            try:
+                loop.add_reader(pidfd, self._pidfd_readable, pidfd)
+                return
+            except NotImplementedError:  # a loop without readers
+                os.close(pidfd)
+        threading.Thread(target=self._wait_in_thread, daemon=True, name=f"bash-exit-{popen.pid}").start()
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code (negative: the signal that ended it), None while it runs."""
+        return self._popen.returncode
+
+    def _pidfd_readable(self, pidfd: int) -> None:
+        code = self._popen.poll()  # reaps it, through Popen: its own bookkeeping stays right
+        if code is None:
+            return
+        self._loop.remove_reader(pidfd)
+        os.close(pidfd)
+        if not self._exited.done():
+            self._exited.set_result(code)
+
+    def _wait_in_thread(self) -> None:
+        code = self._popen.wait()
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            self._loop.call_soon_threadsafe(self._set_exited, code)
+
+    def _set_exited(self, code: int) -> None:
+        if not self._exited.done():
+            self._exited.set_result(code)
+
+    async def wait(self) -> int:
+        """The exit code once it has ended; a waiter cancelled leaves the watch in place."""
+        return await asyncio.shield(self._exited)
+
+
 @dataclass
 class RunningCommand:
     command: str
-    proc: asyncio.subprocess.Process
+    proc: ChildProcess
     output_path: Path
-    cwd_path: Path
+    cwd_path: Path | None  # where the final working directory is reported (None: not reported)
     pump: OutputPump
     started: float = field(default_factory=time.monotonic)
     killed: bool = False
@@ -264,7 +379,16 @@ class RunningCommand:
 
     async def drained(self, within: float = 0.5) -> bool:
         """Wait for the pipe's end (a leftover background child may keep it open: then keep pumping)."""
-        return await asyncio.to_thread(self.pump.done.wait, within)
+        if self.pump.done.is_set():
+            return True
+        ended = self.pump.ended
+        if ended is None:  # a pump started without a loop
+            return await asyncio.to_thread(self.pump.done.wait, within)
+        try:
+            await asyncio.wait_for(asyncio.shield(ended), within)
+        except TimeoutError:
+            return False
+        return True
 
     async def kill(self, grace: float = KILL_GRACE_S) -> None:
         """SIGTERM the whole group, SIGKILL whatever is left after ``grace`` seconds."""
@@ -278,6 +402,8 @@ class RunningCommand:
             await asyncio.wait_for(self.wait(), timeout=5)
 
     def final_cwd(self) -> Path | None:
+        if self.cwd_path is None:
+            return None
         try:
             text = self.cwd_path.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
@@ -346,20 +472,30 @@ async def start(
     output_path: Path,
     policy: sandbox.SandboxPolicy | None,
     cap: int | None = FILE_CAP,
+    report_cwd: bool = True,
 ) -> RunningCommand:
-    """Start ``command``; its output goes to ``output_path``. ``policy`` None runs unsandboxed."""
-    cwd_path = output_path.with_suffix(".cwd")
-    cwd_fd = os.open(cwd_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Start ``command``; its output goes to ``output_path``. ``policy`` None runs unsandboxed.
+
+    ``report_cwd`` False: the command cannot move the shell (no ``cd``, ``pushd``, ``popd``), so bash runs
+    it without the EXIT trap. Without a trap bash execs a simple command instead of forking it first:
+    3 ms of a sandboxed ``ls`` on this loaded machine (docs/performance.md, issue 29 "Fourth pass")."""
+    cwd_path: Path | None = None
+    cwd_fd = -1
+    if report_cwd:
+        cwd_path = output_path.with_suffix(".cwd")
+        cwd_fd = os.open(cwd_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     read_fd, out_fd = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(out_fd, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer wake-ups for big outputs
-    argv = shell_argv(command_script(command, f"&{cwd_fd}"))
+    argv = shell_argv(command_script(command, f"&{cwd_fd}") if report_cwd else command)
     if policy is not None:
         argv = sandbox.wrap(argv, policy, cwd)
+    loop = asyncio.get_running_loop()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
+        # Popen on the loop, as asyncio's own subprocess does (~0.3 ms: vfork), then watched by ``ChildProcess``.
+        popen = subprocess.Popen(  # noqa: ASYNC220 - the same call asyncio would make here, minus its watcher
+            argv,
+            stdin=subprocess.DEVNULL,
             stdout=out_fd,
             stderr=out_fd,
             cwd=str(cwd),
@@ -370,17 +506,19 @@ async def start(
             # from the command to the pump ~1.6x slower on a loaded machine (docs/bash.md, Output speed).
             start_new_session=_has_controlling_tty(),
             process_group=None if _has_controlling_tty() else 0,
-            pass_fds=(cwd_fd,),
+            pass_fds=(cwd_fd,) if report_cwd else (),
         )
+        proc = ChildProcess(popen, loop)
     except BaseException:
         os.close(read_fd)
         if policy is not None:
             policy.cleanup()
         raise
     finally:
-        os.close(cwd_fd)
+        if report_cwd:
+            os.close(cwd_fd)
         os.close(out_fd)
-    pump = OutputPump(read_fd, output_path, cap)
+    pump = OutputPump(read_fd, output_path, cap, loop=loop)
     pump.start()
     return RunningCommand(command, proc, output_path, cwd_path, pump,
                           on_exit=policy.cleanup if policy is not None and policy.placeholders else None)

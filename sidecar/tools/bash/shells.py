@@ -120,6 +120,7 @@ class ShellManager:
         call_id: str,
         policy: sandbox.SandboxPolicy | None,
         cap: int | None = runner.FILE_CAP,
+        report_cwd: bool = True,
     ) -> runner.RunningCommand:
         running = await runner.start(
             command,
@@ -128,6 +129,7 @@ class ShellManager:
             output_path=self.output_path(call_id),
             policy=policy,
             cap=cap,
+            report_cwd=report_cwd,
         )
         self._groups.add(running.pgid)
         return running
