@@ -71,7 +71,10 @@ async def build_session(core: SessionCore, session: Session, saved: SavedSession
     restore(model.settings, saved.config if saved is not None else {})  # the model/effort picked before
     registry = session.provide(REGISTRY, ToolRegistry(builtin_tools()))
     session.provide(IMPORT_POLICY, trust.import_allowed)
-    session.system_prompt = build_system_prompt(session.cwd, session.roots, allow=trust.import_allowed)
+    # Off the loop: its ``git status`` (two git processes, more in a big repository) and the memory files'
+    # reads would hold up every other session and request meanwhile (issue 29).
+    session.system_prompt = await asyncio.to_thread(build_system_prompt, session.cwd, session.roots,
+                                                    allow=trust.import_allowed)
 
     ledger = ObservedLedger(session)
     session.provide(LEDGER, ledger)

@@ -108,7 +108,8 @@ async def resolve_trust(session: Session) -> None:
         session.permissions.trust_changed()
         # Memory imports refused until now are read: the next request carries them (one prompt-cache
         # miss, once; the user asked for it by trusting).
-        session.system_prompt = build_system_prompt(session.cwd, session.roots, allow=trust.import_allowed)
+        session.system_prompt = await asyncio.to_thread(build_system_prompt, session.cwd, session.roots,
+                                                        allow=trust.import_allowed)  # git runs: off the loop
         # A defaultMode the trusted settings bring applies only before the first prompt, and never over a
         # mode the user chose (``session/set_mode``) meanwhile.
         if not session.history and not session.mode_chosen:

@@ -274,9 +274,11 @@ async def test_timeout_out_of_range_refused(session: Session) -> None:
 
 
 def _pump_bytes(
-    pieces: list[bytes], cap: int | None, tail_cap: int, tmp_path: Path, pipe: int = 0
+    pieces: list[bytes], cap: int | None, tail_cap: int, tmp_path: Path, pipe: int = 0, on_loop: bool = False
 ) -> tuple[bytes, int]:
-    """What ``OutputPump`` saves for ``pieces`` written one by one into its pipe (of ``pipe`` bytes)."""
+    """What ``OutputPump`` saves for ``pieces`` written one by one into its pipe (of ``pipe`` bytes).
+    ``on_loop``: read on an event loop first, as a foreground command's pump is (a thread takes over
+    past ``LOOP_HOLD_MAX`` bytes)."""
     import fcntl
     import threading
 
@@ -286,14 +288,28 @@ def _pump_bytes(
     if pipe:
         fcntl.fcntl(write_fd, 1031, pipe)  # F_SETPIPE_SZ, as runner.start does: the pump naps after small reads
     path = tmp_path / "out.txt"
-    pump = runner.OutputPump(read_fd, path, cap, tail_cap=tail_cap)
-    pump.start()
 
     def write() -> None:
         for piece in pieces:
             os.write(write_fd, piece)
         os.close(write_fd)
 
+    async def pump_on_loop() -> runner.OutputPump:
+        pump = runner.OutputPump(read_fd, path, cap, tail_cap=tail_cap, loop=asyncio.get_running_loop())
+        pump.start(on_loop=True)
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert pump.ended is not None
+        await pump.ended
+        writer.join()
+        return pump
+
+    if on_loop:
+        pump = asyncio.run(pump_on_loop())
+        assert pump.done.is_set()
+        return path.read_bytes(), pump.total
+    pump = runner.OutputPump(read_fd, path, cap, tail_cap=tail_cap)
+    pump.start()
     writer = threading.Thread(target=write)
     writer.start()
     writer.join()
@@ -301,9 +317,11 @@ def _pump_bytes(
     return path.read_bytes(), pump.total
 
 
+@pytest.mark.parametrize("on_loop", [False, True])
 @pytest.mark.parametrize("pipe", [0, 1 << 20])
 @pytest.mark.parametrize("cap", [None, 3_000_000, 500_000, 0])
-def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: int | None, pipe: int) -> None:
+def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: int | None, pipe: int,
+                                                          on_loop: bool) -> None:
     import random
 
     rng = random.Random(4)
@@ -321,7 +339,7 @@ def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: i
             plain.append(f"red {i} ok\n".encode() * (text.count(b"\n")))
     whole = b"".join(plain)
     tail_cap = 1_500_000
-    saved, total = _pump_bytes(pieces, cap, tail_cap, tmp_path, pipe)
+    saved, total = _pump_bytes(pieces, cap, tail_cap, tmp_path, pipe, on_loop)
     assert total == len(whole)
     if cap is None or len(whole) <= cap + tail_cap:
         assert saved == whole
@@ -329,3 +347,83 @@ def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: i
         omitted = len(whole) - cap - tail_cap
         gap = f"\n[... {omitted:,} bytes omitted here ...]\n".encode()
         assert saved == whole[:cap] + gap + whole[-tail_cap:]
+
+
+@pytest.mark.parametrize("cap", [None, 100, 0])
+def test_a_short_output_pumped_on_the_loop_is_whole_with_escapes_stripped(tmp_path: Path, cap: int | None) -> None:
+    """Under ``LOOP_HOLD_MAX``: the pipe ends while the loop still reads it, and the loop writes the file."""
+    pieces = [b"plain \x1b[3", b"1mred\x1b", b"[0m \x1b]0;ti", b"tle\x07ok\n", b"x" * 300 + b"\n"]
+    whole = b"plain red ok\n" + b"x" * 300 + b"\n"
+    saved, total = _pump_bytes(pieces, cap, 50, tmp_path, on_loop=True)
+    assert total == len(whole)
+    if cap is None:
+        assert saved == whole
+    else:
+        omitted = len(whole) - cap - 50
+        assert saved == whole[:cap] + f"\n[... {omitted:,} bytes omitted here ...]\n".encode() + whole[-50:]
+
+
+async def test_output_after_the_loop_hands_over_is_kept(session: Session) -> None:
+    """A command still running after ``LOOP_HOLD_S`` is pumped on by a thread, from where the loop was."""
+    text, err = await run_bash(session, f"echo first; sleep {runner.LOOP_HOLD_S * 3}; echo second")
+    assert not err
+    assert text.splitlines()[:2] == ["first", "second"]
+
+
+@pytest.mark.parametrize(("command", "moves"), [
+    ("ls", False), ("ls -la | head -3", False), ("git status", False), ("pwd; echo $(ls)", False),
+    ("cd sub && ls", True), ("ls; cd ..", True), ("builtin cd sub", True), ("eval cd sub", True),
+    ("pushd sub", True), ("popd", True), ("echo $(cd sub; pwd)", True), ("for d in a; do cd $d; done", True),
+    ("touch x", True),  # not read-only: whatever it runs may move the shell (``source``, a function)
+])
+def test_what_may_move_the_shell(workspace: Path, command: str, moves: bool) -> None:
+    from sidecar.shell.classify import Where, analyze
+    from sidecar.tools.bash.bash import moves_the_shell
+
+    assert moves_the_shell(analyze(command, Where(workspace))) is moves
+
+
+async def test_a_read_only_cd_still_moves_the_shell_and_ls_leaves_it(session: Session, workspace: Path) -> None:
+    """``ls`` runs without the cwd report (bash execs it), ``cd sub && ls`` with it."""
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "inner.txt").write_text("x")
+    text, _ = await run_bash(session, "ls")
+    assert text.splitlines()[0] == "sub" and "Working directory" not in text
+    assert shells_of(session).cwd == workspace
+    text, _ = await run_bash(session, "cd sub && ls")
+    assert text.splitlines()[0] == "inner.txt"
+    assert f"Working directory is now {workspace / 'sub'}." in text
+    text, _ = await run_bash(session, "ls")
+    assert text.splitlines()[0] == "inner.txt"
+    assert list(session.store.tool_output_dir(session.id).glob("*.cwd")) == []
+
+
+async def test_exit_codes_without_a_pidfd(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where there is no pidfd (not Linux, an old kernel) a thread waits for the command instead."""
+    def no_pidfd(pid: int) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    text, err = await run_bash(session, "echo hello; exit 3")
+    assert err and text.startswith("hello\nExit code 3 (")
+    text, err = await run_bash(session, "true")
+    assert not err and text.startswith("(no output)\nExit code 0 (")
+
+
+def test_commands_on_two_event_loops_at_once(tmp_path: Path) -> None:
+    """A process may run more than one loop (the LSP transport's and the main one): each command's exit is
+    seen by the loop that started it."""
+    import threading
+
+    async def one(code: int) -> int | None:
+        running = await runner.start(f"sleep 0.2; exit {code}", cwd=tmp_path, env=dict(os.environ),
+                                     output_path=tmp_path / f"out-{code}.log", policy=None)
+        await runner.run(running, 10_000)
+        return running.exit_code
+
+    codes: dict[int, int | None] = {}
+    other = threading.Thread(target=lambda: codes.__setitem__(5, asyncio.run(one(5))))
+    other.start()
+    codes[6] = asyncio.run(one(6))
+    other.join()
+    assert codes == {5: 5, 6: 6}

@@ -100,3 +100,78 @@ async def test_set_mode_and_cancel_are_answered_during_the_first_prompt(
     assert busy <= RATIO * idle, (busy_modes, idle_modes)
     assert busy_cancel <= RATIO * idle_cancel, (busy_cancel, idle_cancel)
     assert busy_refusal <= RATIO * idle_refusal, (busy_refusal, idle_refusal)
+
+
+# ``git`` for the sidecar: ``status`` waits until the test lets it go (the file ``go`` appears), so the test
+# can ask the sidecar something while the system prompt's git status is still running.
+HELD_GIT = """#!/bin/sh
+for arg in "$@"; do
+  if [ "$arg" = status ]; then
+    echo $$ > "$HELD_GIT_DIR/started.tmp" && mv "$HELD_GIT_DIR/started.tmp" "$HELD_GIT_DIR/started"
+    n=0
+    while [ ! -e "$HELD_GIT_DIR/go" ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done
+    break
+  fi
+done
+exec {git} "$@"
+"""
+
+
+async def test_the_system_prompts_git_status_runs_off_the_loop(
+        sidecar_env: dict[str, str], model_server: ScriptedModelServer, workspace: Path, tmp_path: Path) -> None:
+    """``session/new`` builds the system prompt, whose ``git status`` may take long in a big repository: the
+    connection answers meanwhile, and the prompt still carries the status."""
+    import shutil
+
+    real_git = shutil.which("git")
+    assert real_git is not None
+    _commit_all(workspace, real_git)
+    (workspace / "notes.txt").write_text("changed\n")
+    held = tmp_path / "held-git"
+    (held / "bin").mkdir(parents=True)
+    (held / "bin" / "git").write_text(HELD_GIT.format(git=real_git))
+    (held / "bin" / "git").chmod(0o755)
+    env = {**sidecar_env, "PATH": f"{held / 'bin'}:{sidecar_env['PATH']}", "HELD_GIT_DIR": str(held)}
+    model_server.add_turn({"content": [{"type": "text", "text": "answer"}]})
+    process = SidecarProcess(framing="acp", env=env, cwd=str(REPO), stderr=open(tmp_path / "sidecar.stderr", "wb"),
+                             argv=[sys.executable, "-m", "sidecar", "serve", "--acp"])
+    await process.start()
+    try:
+        await process.initialize()
+        opening = asyncio.create_task(process.request("session/new", {"cwd": str(workspace), "mcpServers": []}))
+        while not (held / "started").exists():  # the system prompt's git status has started
+            assert not opening.done(), opening.result()
+            await asyncio.sleep(0.01)
+        git_pid = int((held / "started").read_text())
+        # Answered while git status still waits: before the fix the loop waited for git until the prompt's
+        # 3 s timeout killed it, and the prompt said "git not available".
+        with pytest.raises(RemoteError):
+            await process.request("_sidecar/no_such_method", {}, timeout=30)
+        answered_while_held = _alive(git_pid)
+        (held / "go").touch()
+        session = (await opening)["sessionId"]
+        result = await process.request("session/prompt", {"sessionId": session,
+                                                          "prompt": [{"type": "text", "text": "hi"}]})
+        assert result["stopReason"] == "end_turn"
+    finally:
+        await process.close()
+    assert answered_while_held
+    system = model_server.message_requests()[0].body["system"][0]["text"]
+    assert "Git status at session start:\nbranch main\n M notes.txt" in system
+
+
+def _alive(pid: int) -> bool:
+    """A live process, not a zombie (its parent has not reaped it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _commit_all(workspace: Path, git: str) -> None:
+    import subprocess
+
+    for args in (["init", "-q", "-b", "main"], ["add", "."],
+                 ["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-qm", "first"]):
+        subprocess.run([git, *args], cwd=workspace, check=True, capture_output=True)

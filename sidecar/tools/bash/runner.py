@@ -46,6 +46,12 @@ _PROGRESS_CHARS = 4_000
 FILE_CAP = 64 << 20  # foreground output kept whole up to this; beyond, start + gap + TAIL_CAP
 TAIL_CAP = 16 << 20
 _CHUNK = 1 << 20
+# A foreground command's output is read on the event loop at first: a quick command with a short output
+# (most of them) then ends without any thread having to wake, each wake-up costing ms on a loaded machine
+# (docs/performance.md, issue 29 "Fourth pass"). Past this many bytes or this long, a pump thread takes over.
+LOOP_HOLD_MAX = 256 << 10
+LOOP_HOLD_S = 0.1
+_LOOP_READ = 64 << 10
 _ANSI_BYTES = re.compile(
     rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[PX^_][^\x1b]*\x1b\\|[@-Z\\-_])"
 )
@@ -126,7 +132,11 @@ class OutputPump:
     bytes is kept in memory and written after a gap marker at the end. The hot path does no per-byte
     Python work: reads land in a reused buffer (or straight in the ring), a chunk without an ESC byte
     skips the ANSI regex, and nothing is decoded. It runs on one of ``_PumpThreads``; ``done`` is set
-    when the pipe has ended and the file is complete, and ``ended`` (given a loop) resolves then too."""
+    when the pipe has ended and the file is complete, and ``ended`` (given a loop) resolves then too.
+
+    ``start(on_loop=True)`` reads on the loop first and holds what it reads: a pipe that ends within
+    ``LOOP_HOLD_S`` after at most ``LOOP_HOLD_MAX`` bytes is pumped to the file right there on the loop
+    (the fd is at its end then, so no read blocks); otherwise a thread takes over, the held bytes first."""
 
     def __init__(self, fd: int, path: Path, cap: int | None, tail_cap: int = TAIL_CAP,
                  loop: asyncio.AbstractEventLoop | None = None) -> None:
@@ -140,23 +150,77 @@ class OutputPump:
         self.done = threading.Event()
         self._loop = loop
         self.ended: asyncio.Future[None] | None = loop.create_future() if loop is not None else None
+        self._held = bytearray()  # read on the loop, not yet pumped
+        self._handover: asyncio.TimerHandle | None = None
         self._carry = b""  # an escape sequence cut by the end of a read: stripped with the next one
         self._ring: bytearray | None = None
         self._ring_pos = 0
         self._ring_total = 0
 
-    def start(self) -> None:
+    def start(self, on_loop: bool = False) -> None:
+        loop = self._loop
+        if not on_loop or loop is None:
+            _pump_threads.submit(self.run)
+            return
+        os.set_blocking(self.fd, False)
+        try:
+            loop.add_reader(self.fd, self._readable_on_loop)
+        except NotImplementedError:  # a loop without readers
+            os.set_blocking(self.fd, True)
+            _pump_threads.submit(self.run)
+            return
+        self._handover = loop.call_later(LOOP_HOLD_S, self._to_thread)
+
+    def _readable_on_loop(self) -> None:
+        try:
+            data = os.read(self.fd, _LOOP_READ)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            self._held += data
+            if len(self._held) >= LOOP_HOLD_MAX:
+                self._to_thread()
+            return
+        self._stop_reading_on_loop()
+        self.run()  # every writer has closed the pipe: what is left is held, and reading the fd cannot block
+
+    def _stop_reading_on_loop(self) -> None:
+        assert self._loop is not None
+        self._loop.remove_reader(self.fd)
+        if self._handover is not None:
+            self._handover.cancel()
+            self._handover = None
+
+    def _to_thread(self) -> None:
+        self._stop_reading_on_loop()
+        os.set_blocking(self.fd, True)
         _pump_threads.submit(self.run)
 
     def _ended(self) -> None:
         self.done.set()
         loop, ended = self._loop, self.ended
-        if loop is not None and ended is not None:
-            # The loop may have closed meanwhile (its sidecar is leaving): nobody waits then.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_resolve, ended)
+        if loop is None or ended is None:
+            return
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            _resolve(ended)
+            return
+        # The loop may have closed meanwhile (its sidecar is leaving): nobody waits then.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_resolve, ended)
 
     def _read(self, into: memoryview) -> int:
+        held = self._held
+        if held:
+            n = min(len(into), len(held))
+            into[:n] = held[:n]
+            del held[:n]
+            return n
         try:
             return os.readv(self.fd, [into])
         except OSError:
@@ -519,7 +583,8 @@ async def start(
             os.close(cwd_fd)
         os.close(out_fd)
     pump = OutputPump(read_fd, output_path, cap, loop=loop)
-    pump.start()
+    # A background command's file is read while it runs (BashOutput): it is pumped to the file at once.
+    pump.start(on_loop=cap is not None)
     return RunningCommand(command, proc, output_path, cwd_path, pump,
                           on_exit=policy.cleanup if policy is not None and policy.placeholders else None)
 
