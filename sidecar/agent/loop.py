@@ -332,9 +332,13 @@ class AgentLoop:
         batch: list[ToolCall] = []
 
         async def flush_batch() -> None:
-            if batch:
+            if len(batch) == 1:
+                # Awaited here, not as a task of its own: it starts now, before whatever else the loop has
+                # queued (the session log's writes), which then runs while the call waits (issue 29).
+                results.append(await self.dispatcher.run(batch[0]))
+            elif batch:
                 results.extend(await asyncio.gather(*(self.dispatcher.run(c) for c in batch)))
-                batch.clear()
+            batch.clear()
 
         for call in calls:
             if self.dispatcher.is_concurrency_safe(call):

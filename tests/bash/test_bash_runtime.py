@@ -427,3 +427,34 @@ def test_commands_on_two_event_loops_at_once(tmp_path: Path) -> None:
     codes[6] = asyncio.run(one(6))
     other.join()
     assert codes == {5: 5, 6: 6}
+
+
+@pytest.mark.parametrize(("command", "argv"), [
+    ("ls", ["ls"]), ("ls -la src", ["ls", "-la", "src"]), ("git  status --short", ["git", "status", "--short"]),
+    ("ls --color=auto a.b/c:d@e%f+g,h", ["ls", "--color=auto", "a.b/c:d@e%f+g,h"]),
+    ("ls *.py", None), ("ls a?", None), ("ls [ab]", None), ("ls {a,b}", None), ("ls ~", None), ("ls $HOME", None),
+    ("ls 'a b'", None), ('ls "a"', None), ("ls a\\ b", None), ("ls > x", None), ("ls; pwd", None),
+    ("ls | head", None), ("ls && ls", None), ("ls # note", None), ("ls\nls", None), ("ls\tsrc", None),
+    ("echo hi", None), ("pwd", None), ("test -d x", None), ("time ls", None), ("FOO=1 ls", None),
+    ("./ls", None), ("/bin/ls", None), ("no-such-program-29", None), ("", None),
+])
+def test_what_runs_without_bash(command: str, argv: list[str] | None) -> None:
+    plain = runner.plain_argv(command, dict(os.environ))
+    assert (plain[0] if plain is not None else None) == argv
+
+
+def test_bash_env_or_an_exported_function_keeps_bash() -> None:
+    assert runner.plain_argv("ls", {**os.environ, "BASH_ENV": "/x"}) is None
+    assert runner.plain_argv("ls", {**os.environ, "BASH_FUNC_ls%%": "() { echo not ls; }"}) is None
+
+
+async def test_a_command_run_without_bash_sees_what_bash_would_export(session: Session, workspace: Path) -> None:
+    """``printenv`` of plain words runs without bash; ``PWD`` and ``_`` are what bash would have exported,
+    and the same command through bash (a pipe) agrees."""
+    (workspace / "sub").mkdir()
+    await run_bash(session, "cd sub")
+    direct, _ = await run_bash(session, "printenv PWD _")
+    piped, _ = await run_bash(session, "printenv PWD _ | cat")
+    program = __import__("shutil").which("printenv")
+    assert direct.splitlines()[:2] == [str(workspace / "sub"), program]
+    assert piped.splitlines()[:1] == [str(workspace / "sub")]

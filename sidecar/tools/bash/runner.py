@@ -19,6 +19,7 @@ import logging
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -80,6 +81,37 @@ def strip_ansi(text: str) -> str:
 def shell_argv(script: str) -> list[str]:
     """How a script is run on this platform (bash on Linux and macOS)."""
     return ["bash", "-c", script]
+
+
+# bash's builtins and reserved words (``compgen -b -k``): a command starting with one needs bash (an
+# external ``echo`` or ``pwd`` is another program).
+_SHELL_WORDS = frozenset(
+    ". : [ alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs disown "
+    "echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout "
+    "mapfile popd printf pushd pwd read readarray readonly return set shift shopt source suspend test times "
+    "trap true type typeset ulimit umask unalias unset wait if then else elif fi case esac for select while "
+    "until do done in function time { } ! [[ ]] coproc".split()
+)
+# Words bash takes as they are: no quoting, expansion, glob, redirection, operator or comment.
+_PLAIN_WORDS = re.compile(r"[A-Za-z0-9_./:@%+,=-]+(?: +[A-Za-z0-9_./:@%+,=-]+)*")
+
+
+def plain_argv(command: str, env: dict[str, str]) -> tuple[list[str], str] | None:
+    """The argv bash would exec for ``command`` and the program's path, when bash would do nothing else:
+    one line of plain words whose first names a program on PATH (not a builtin, a keyword, an assignment
+    or a path, which may be a script without ``#!``), and no ``BASH_ENV`` or exported function that would
+    change what runs. Such a command runs without bash: 2-5 ms less of a sandboxed ``ls`` on this loaded
+    machine (docs/performance.md, issue 29 "Fourth pass")."""
+    if not _PLAIN_WORDS.fullmatch(command.strip(" ")):
+        return None
+    words = command.split()
+    first = words[0]
+    if first in _SHELL_WORDS or "=" in first or "/" in first:
+        return None
+    if "BASH_ENV" in env or any(name.startswith("BASH_FUNC_") for name in env):
+        return None
+    program = shutil.which(first, path=env.get("PATH", os.defpath))
+    return (words, program) if program is not None else None
 
 
 def command_script(command: str, cwd_report: str, prelude: str = "") -> str:
@@ -542,16 +574,23 @@ async def start(
 
     ``report_cwd`` False: the command cannot move the shell (no ``cd``, ``pushd``, ``popd``), so bash runs
     it without the EXIT trap. Without a trap bash execs a simple command instead of forking it first:
-    3 ms of a sandboxed ``ls`` on this loaded machine (docs/performance.md, issue 29 "Fourth pass")."""
+    3 ms of a sandboxed ``ls`` on this loaded machine (docs/performance.md, issue 29 "Fourth pass"). Such a
+    command made of plain words runs without bash at all (``plain_argv``), with the ``PWD`` and ``_``
+    bash would have exported to it."""
     cwd_path: Path | None = None
     cwd_fd = -1
     if report_cwd:
         cwd_path = output_path.with_suffix(".cwd")
         cwd_fd = os.open(cwd_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    plain = None if report_cwd else plain_argv(command, env)
+    if plain is not None:
+        argv, program = plain
+        env = {**env, "PWD": str(cwd), "_": program}
+    else:
+        argv = shell_argv(command_script(command, f"&{cwd_fd}") if report_cwd else command)
     read_fd, out_fd = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(out_fd, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer wake-ups for big outputs
-    argv = shell_argv(command_script(command, f"&{cwd_fd}") if report_cwd else command)
     if policy is not None:
         argv = sandbox.wrap(argv, policy, cwd)
     loop = asyncio.get_running_loop()
