@@ -1,12 +1,13 @@
 """Running one shell command: process group, cwd tracking, timeout and cancel, output to a file.
 
 The command runs as ``bash -c`` in its own process group (a new session when the sidecar has a
-controlling terminal), stdout and stderr on one pipe (so they interleave as they happen). A pump thread
-drains the pipe into the output file, ANSI escapes stripped; past ``FILE_CAP`` bytes it keeps only a
-ring of the last ``TAIL_CAP`` bytes in memory and writes it after a gap marker, so a 1 GB output costs
-neither memory nor a gigabyte of disk. A ``trap … EXIT`` reports the final working directory on a
-separate fd, so a ``cd`` persists to the next call while environment changes do not. On timeout or
-cancel the whole group gets SIGTERM, then SIGKILL after a grace period.
+controlling terminal), stdout and stderr on one pipe (so they interleave as they happen). The pump drains
+the pipe into the output file (on the event loop for a quick command, else on a thread), ANSI escapes
+stripped; past ``FILE_CAP`` bytes it keeps only a ring of the last ``TAIL_CAP`` bytes in memory and writes
+it after a gap marker, so a 1 GB output costs neither memory nor a gigabyte of disk. A ``trap … EXIT``
+reports the final working directory on a separate fd, so a ``cd`` persists to the next call while
+environment changes do not. On timeout or cancel the whole group gets SIGTERM, then SIGKILL after a grace
+period.
 """
 
 from __future__ import annotations
