@@ -479,6 +479,12 @@ step('Restore code after two edits brings the files back, byte for byte', async 
   await chat.locator('.notice', { hasText: 'Restored' }).nth(1).waitFor({ timeout: 15000 });
   assert.deepEqual(fs.readFileSync(notes), before);
   assert.ok(!fs.existsSync(created));
+  // Compare's line under the message leaves that restore's "Undo restore" (any line with a message id took it)
+  await first.hover();
+  await toggle.click();
+  await menu.locator('[data-action="compare"]').click();
+  await chat.locator('.notice', { hasText: 'Nothing to compare' }).waitFor({ timeout: 15000 });
+  assert.equal(await chat.locator('.undo-restore').count(), 1, 'the restore can still be undone');
 });
 
 step('Edit & resend replaces the turn', async () => {
