@@ -218,7 +218,10 @@ class Checkpoints:
         return data.decode("utf-8")
 
     def _drop_unused_texts(self) -> None:
-        used = {k for cp in self.checkpoints for b, a in cp.editor.values() for k in (b, a) if k is not None}
+        """Remove the kept texts no checkpoint names, nor the checkpoints an undo would bring back."""
+        kept = [c.to_json() for c in self.checkpoints] + (self._undo.checkpoints if self._undo is not None else [])
+        used = {k for c in kept for r in (c.get("editor") or {}).values() for k in (r["before"], r["after"])
+                if k is not None}
         try:
             names = os.listdir(self.dir / EDITOR_TEXTS)
         except OSError:
@@ -243,7 +246,9 @@ class Checkpoints:
         takes a while, and the model answers first) and return the user message id. A writing tool
         waits for it (``before_tool``)."""
         cp = Checkpoint(message_id=f"msg_{uuid.uuid4().hex[:12]}", history_length=len(self.session.history))
-        self._undo = None  # a turn since a restore may build on it: undoing it then could undo that turn too
+        if self._undo is not None:  # a turn since a restore may build on it: undoing it could undo that turn
+            self._undo = None
+            self._drop_unused_texts()  # the texts only that undo would have brought back
         self.checkpoints.append(cp)
         dropped = self.checkpoints[:-MAX_CHECKPOINTS]
         if dropped:
@@ -359,10 +364,11 @@ class Checkpoints:
         in_editor: list[str] = []
         conflicts: list[dict[str, str]] = []
         put: list[_Put] = []
-        saved = [c.to_json() for c in self.checkpoints]
         self._undo = None  # any rewind changes what an earlier undo would put back
         if self._turn_task is not None and not self._turn_task.done():
             await asyncio.shield(self._turn_task)
+        # What an undo gives back: taken after the turn's snapshot landed in its checkpoint, not before.
+        saved = [c.to_json() for c in self.checkpoints]
         if restore_files:
             async with self._lock:
                 restored, conflicts = await asyncio.to_thread(self._restore_files, index, tool_call, put)
@@ -395,8 +401,10 @@ class Checkpoints:
                 later.tool_calls = {t: c for t, c in later.tool_calls.items() if c in kept}
                 # What went back to the editor is undone; what could not be stays for a later try.
                 later.editor = {p: r for p, r in later.editor.items() if p not in in_editor}
+        if not restore_conversation and put:  # the conversation stays: the files can go back as they were
+            self._undo = _Undo(f"undo_{uuid.uuid4().hex[:12]}", put, in_editor, saved)
         self._save()
-        self._drop_unused_texts()
+        self._drop_unused_texts()  # after the undo is made: the records it brings back keep their texts
         session.audit("rewind", toMessageId=target, **({"toolCallId": tool_call} if tool_call else {}),
                       restored=restored, restoredInEditor=in_editor, conflicts=conflicts)
         if restored or in_editor or conflicts:
@@ -407,8 +415,7 @@ class Checkpoints:
                                "read them again before editing.")
         result: dict[str, Any] = {"restored": restored, "restoredInEditor": in_editor, "conflicts": conflicts,
                                   "historyLength": truncated_to}
-        if not restore_conversation and put:  # the conversation stays: the files can go back as they were
-            self._undo = _Undo(f"undo_{uuid.uuid4().hex[:12]}", put, in_editor, saved)
+        if self._undo is not None:
             result["undoId"] = self._undo.id
         return result
 

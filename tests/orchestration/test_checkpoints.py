@@ -235,3 +235,72 @@ async def test_a_files_only_restore_can_be_undone_as_the_files_were_before_it(
     # A restore of the conversation too has no undo.
     both = await harness.process.request("_sidecar/sessions/rewind", {"sessionId": session, "toMessageId": message})
     assert "undoId" not in both
+
+
+async def test_an_undo_keeps_the_turn_snapshot_a_restore_waited_for(tmp_path: Path) -> None:
+    """A restore that starts while the last turn's snapshot is still being taken (a turn that wrote
+    nothing ends before it: a large first snapshot) waits for it; the undo after it must give back the
+    checkpoints with that snapshot, or the turn has no restore point any more."""
+    import threading
+
+    from sidecar.session import ConnectionState, Session
+    from sidecar.store import SessionStore
+    from sidecar.workspace.checkpoints import Checkpoints
+
+    class Channel:
+        def __init__(self) -> None:
+            self.client_capabilities: dict[str, Any] = {}
+            self.state = ConnectionState()
+
+        async def request(self, method: str, params: dict[str, Any]) -> Any:
+            raise AssertionError(f"nothing is asked of the editor here: {method}")
+
+        async def notify(self, method: str, params: dict[str, Any]) -> None:
+            pass
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kept.txt").write_bytes(b"as the user left it\n")
+    session = Session(id="sess_undo_snapshot", cwd=ws, channel=Channel(), store=SessionStore(tmp_path / "store"))  # type: ignore[arg-type]
+    cps = Checkpoints(session)
+    # The second turn's snapshot is held until the restore waits for it (the real snapshot, later).
+    entered, release = threading.Event(), threading.Event()
+    take = cps.repo.snapshot
+    turns: list[str] = []
+
+    def snapshot(ref: str, message: str) -> str:
+        turns.extend([message] if message.startswith("turn ") else [])
+        if len(turns) == 2 and message == turns[-1]:
+            entered.set()
+            assert release.wait(30), "the restore never started"
+        return take(ref, message)
+
+    cps.repo.snapshot = snapshot  # type: ignore[method-assign]
+
+    first = await cps.begin_turn()
+    await cps.before_tool("Write")
+    (ws / "made.txt").write_bytes(b"the agent's\n")
+    (ws / "kept.txt").write_bytes(b"the agent's change\n")
+    assert await cps.after_tool("Write", tool_call_id="toolu_w1")
+    written = {p.name: p.read_bytes() for p in ws.iterdir()}
+    second = await cps.begin_turn()  # a turn that writes nothing: it ends before its snapshot
+    assert await asyncio.to_thread(entered.wait, 30)
+
+    restore = asyncio.ensure_future(cps.rewind(session, {"toMessageId": first, "files": True,
+                                                         "conversation": False}))
+    await asyncio.sleep(0)  # the restore runs up to its wait for the turn's snapshot
+    assert not restore.done()
+    release.set()
+    result = await restore
+    assert sorted(result["restored"]) == [str(ws / "kept.txt"), str(ws / "made.txt")]
+    assert (ws / "kept.txt").read_bytes() == b"as the user left it\n" and not (ws / "made.txt").exists()
+
+    undo = await cps.undo_rewind(session, {"undoId": result["undoId"]})
+    assert undo["conflicts"] == []
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == written  # byte for byte
+    # The second turn still has its restore point: comparing to it finds the snapshot (nothing differs).
+    assert await cps.compare(session, {"toMessageId": second}) == {"files": [], "conflicts": []}
+    # And the first turn's restore can be made again, to the same bytes.
+    again = await cps.rewind(session, {"toMessageId": first, "files": True, "conversation": False})
+    assert sorted(again["restored"]) == [str(ws / "kept.txt"), str(ws / "made.txt")]
+    assert (ws / "kept.txt").read_bytes() == b"as the user left it\n" and not (ws / "made.txt").exists()

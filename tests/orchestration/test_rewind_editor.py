@@ -171,3 +171,43 @@ async def test_an_editor_that_saves_at_once_is_restored_through_disk(
                       "historyLength": 0}
     assert notes.read_bytes() == b"alpha\nbeta\ngamma\n"
     assert len([m for m, _ in editor.requests if m == "fs/write_text_file"]) == writes
+
+
+async def test_a_restore_undone_can_hand_the_editor_its_text_again(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """Restore (files only) hands the editor back its text and puts a disk file back; Undo restore puts the
+    disk file back as the agent left it and says the editor's side is undone there (Edit > Undo). After
+    that Undo in the editor, the same restore hands the editor its earlier text again, byte for byte: the
+    kept texts outlive the restore while its undo can bring their records back."""
+    notes, gen = workspace / "notes.txt", workspace / "gen.txt"
+    typed = "alpha\r\nBETA typed\r\ngamma \u00e9\r\n"  # unsaved, CRLF, non-ASCII: handed back exactly
+    editor = Editor()
+    editor.buffers[str(notes)] = typed
+    model_server.add_turns([
+        _tool("toolu_r1", "Read", file_path=str(notes)),
+        _tool("toolu_e1", "Edit", file_path=str(notes), old_string="gamma", new_string="delta"),
+        _tool("toolu_b1", "Bash", command="printf 'made\\n' > gen.txt"),
+        _say("done"),
+    ])
+    harness = await make_sidecar(client_capabilities=FS)
+    _wire(harness, editor)
+    session = await harness.new_session(workspace)
+    await harness.process.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+    message = await _prompt(harness, session, "change it")
+    agents = editor.buffers[str(notes)]
+    assert agents == typed.replace("gamma", "delta") and gen.read_bytes() == b"made\n"
+    files_only = {"sessionId": session, "toMessageId": message, "files": True, "conversation": False}
+
+    restore = await harness.process.request("_sidecar/sessions/rewind", files_only)
+    assert (restore["restored"], restore["restoredInEditor"]) == ([str(gen)], [str(notes)])
+    assert editor.buffers[str(notes)] == typed and not gen.exists()
+    undo = await harness.process.request("_sidecar/sessions/undo_rewind",
+                                         {"sessionId": session, "undoId": restore["undoId"]})
+    assert undo["restored"] == [str(gen)] and gen.read_bytes() == b"made\n"
+    assert [c["path"] for c in undo["conflicts"]] == [str(notes)]
+    editor.buffers[str(notes)] = agents  # the user's Edit > Undo in the editor
+
+    again = await harness.process.request("_sidecar/sessions/rewind", files_only)
+    assert again["conflicts"] == []
+    assert (again["restored"], again["restoredInEditor"]) == ([str(gen)], [str(notes)])
+    assert editor.buffers[str(notes)] == typed and not gen.exists()
