@@ -138,6 +138,14 @@ export class Sessions {
   onState: () => void = () => undefined;
   /** Called when the open session changes (remembered per workspace, reopened after a reload). */
   onSessionChanged: (sessionId: string | null) => void = () => undefined;
+  /**
+   * Called when this chat leaves a session whose turn still runs (another session picked, a new one
+   * started): what the chat still asks of that turn is answered as cancelled, since its cards go with the
+   * old transcript.
+   */
+  onLeaveRunning: () => void = () => undefined;
+  /** The running prompt, if any (leaving its session waits for it to end). */
+  private turn: Promise<unknown> | undefined;
   /** The workspace roots, for workspace-relative paths in the cards. */
   roots: () => string[] = () => [];
   private prompts = 0;
@@ -224,6 +232,7 @@ export class Sessions {
   }
 
   async newSession(clear = true): Promise<string> {
+    if (clear) await this.leaveRunning();
     const r = await this.conn().sendRequest<object, { sessionId: string; modes?: { currentModeId: string } | null; configOptions?: SessionConfigOption[] | null }>(SessionNew, {
       cwd: this.cwd(),
       mcpServers: [],
@@ -252,6 +261,7 @@ export class Sessions {
       this.pushState(); // the picker goes back to this chat's own session
       return;
     }
+    if (sessionId !== this.sessionId) await this.leaveRunning();
     this.sessionId = sessionId;
     this.onSessionChanged(sessionId);
     // The replay's updates come before the answer; the panel holds them and draws the newest turns first.
@@ -329,7 +339,26 @@ export class Sessions {
     this.view.post({ type: 'update', update: n.update });
   }
 
-  async prompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {
+  /**
+   * Before this chat shows another session: a turn still running in the current one is stopped, its open
+   * questions answered as cancelled, and its end awaited, so its last lines land in its own transcript
+   * and no card of it is left that nobody can see (the agent keeps the session; reopening it shows the
+   * stopped turn).
+   */
+  private async leaveRunning(): Promise<void> {
+    if (!this.busy || !this.turn) return;
+    this.onLeaveRunning();
+    await this.cancel().catch(() => undefined);
+    await this.turn.catch(() => undefined);
+  }
+
+  prompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {
+    const turn = this.runPrompt(text, context);
+    this.turn = turn;
+    return turn;
+  }
+
+  private async runPrompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {
     const blocks = promptBlocks(text, context);
     if (blocks.length === 0) return 'end_turn';
     // After a restart, the open session is loaded first (its replay clears the transcript; see attach).

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Connection, Sessions, promptBlocks, rewindReport, undoReport } from '../../src/panel/sessions';
 import type { ContextItem, ToView } from '../../src/shared/panelProtocol';
 import { rewindFlags } from '../../src/webview/messageActions';
@@ -344,5 +344,41 @@ describe('a prompt right after the agent restarts', () => {
     const methods = restarted.requests.map((r) => r.method).filter((m) => m !== 'session/list');
     expect(methods).toEqual(['session/load', 'session/prompt']);
     expect(restarted.requests.find((r) => r.method === 'session/prompt')?.params).toMatchObject({ sessionId: 'S1' });
+  });
+});
+
+describe('leaving a session whose turn runs', () => {
+  it('picking another session stops the turn first: its questions cancelled, its end drawn before the other session is shown', async () => {
+    let answerPrompt: (r: unknown) => void = () => undefined;
+    conn.answers.set('session/prompt', () => new Promise((resolve) => { answerPrompt = resolve; }));
+    conn.answers.set('session/load', () => ({ modes: { currentModeId: 'default' } }));
+    let cancelledQuestions = 0;
+    sessions.onLeaveRunning = () => { cancelledQuestions += 1; };
+    const turn = sessions.prompt('long job', []);
+    await vi.waitFor(() => expect(conn.requests.some((r) => r.method === 'session/prompt')).toBe(true));
+    posted = [];
+    // The agent answers the cancel by ending the turn, as the sidecar does.
+    conn.sendNotification = async (type, params) => {
+      conn.notifications.push({ method: type.method, params });
+      if (type.method === 'session/cancel') answerPrompt({ stopReason: 'cancelled' });
+    };
+    await sessions.load('old');
+    expect(await turn).toBe('cancelled');
+    expect(cancelledQuestions).toBe(1);
+    expect(conn.notifications).toEqual([{ method: 'session/cancel', params: { sessionId: 'S1' } }]);
+    const order = posted.filter((m) => m.type === 'turnEnd' || m.type === 'clear').map((m) => m.type);
+    expect(order).toEqual(['turnEnd', 'clear']); // the stopped turn ends in its own transcript
+    expect(sessions.sessionId).toBe('old');
+  });
+
+  it('an idle session is left without a cancel', async () => {
+    conn.answers.set('session/load', () => ({ modes: { currentModeId: 'default' } }));
+    let left = 0;
+    sessions.onLeaveRunning = () => { left += 1; };
+    await sessions.prompt('quick', []);
+    await sessions.load('old');
+    await sessions.newSession();
+    expect(left).toBe(0);
+    expect(conn.notifications.filter((n) => n.method === 'session/cancel')).toEqual([]);
   });
 });
