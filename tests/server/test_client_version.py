@@ -59,6 +59,30 @@ async def test_an_extension_of_another_minor_version_is_named_with_what_to_updat
     assert text in stderr.read_text()
 
 
+@pytest.mark.parametrize(("carried", "fix"), [
+    # The package carries this very agent, yet says another minor (the install suite's 99.0.0 VSIX).
+    (VERSION, f"This agent is the one the extension's package carries ({VERSION}), so the package pairs them "
+              "wrongly: update the Sidecar extension, or reinstall it."),
+    # The extension's environment still holds an older agent than the one its package carries.
+    (NEWER, f"The extension's own environment holds agent {VERSION}, not the {NEWER} the extension carries: "
+            'run "Sidecar: Retry Setup" to set it up again.'),
+])
+async def test_the_extensions_own_agent_gets_advice_for_the_extension_not_an_install(
+        sidecar_env: dict[str, str], tmp_path: Path, carried: str, fix: str) -> None:
+    """Started from the extension's own environment (``expectedAgentVersion`` set), the user installed no
+    agent and chose no interpreter: the advice names what the extension does, no update by hand and no
+    ``sidecar.pythonPath`` to clear."""
+    process, _ = await initialized(sidecar_env, tmp_path, {"name": "sidecar-vscode", "version": NEWER,
+                                                           "expectedAgentVersion": carried})
+    try:
+        [message] = shown(process)
+    finally:
+        await process.close()
+    assert message["message"] == (
+        f"Sidecar: the agent is {VERSION} and the extension (sidecar-vscode) is {NEWER}; they work together only "
+        f"when major.minor match ({MAJOR}.{MINOR} vs {MAJOR}.{MINOR + 1}), so some features may fail. {fix}")
+
+
 @pytest.mark.parametrize("client", [
     {"name": "sidecar-vscode", "version": f"{MAJOR}.{MINOR}.99"},  # a patch release: the same protocol
     {"name": "sidecar-vscode", "version": "banana"},  # not a version: not compared
