@@ -83,7 +83,9 @@ async def review(ctx: ToolContext, tool_name: str, path: Path, old_text: str | N
     outcome = await review_edit(ctx, path, old_text, new_text, tool_name=tool_name,
                                 title=f"{verb} {shown(ctx, path)}", raw_input=raw_input)
     final = outcome.final_text
-    assert final is not None  # review_edit raised unless something may be written
+    if final is None:  # review_edit raises unless something may be written; never land nothing silently
+        raise ToolError(f"The review of {shown(ctx, path)} ended without a text to write; nothing was written. "
+                        "Call the tool again.")
     content = outcome.editor_content or [{"type": "diff", "path": str(path), "oldText": old_text,
                                           "newText": final}]
     return Landing(final, outcome.summary_for_model, content)
