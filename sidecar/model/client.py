@@ -126,12 +126,16 @@ def make_client(settings: ModelSettings, credentials: Credentials | None = None)
 
 
 def warm_up(client: ModelClient) -> None:
-    """Import the SDK, create the HTTP client (its TLS context loads the CA store), look up the default
-    model's capabilities (``prefetch_capabilities``) and build the schemas of the SDK's types a reply
-    uses (it defers them to first use, a few hundred ms on the first reply under load): called in a
-    background thread after ``initialize``, so the first prompt costs what the tenth does."""
+    """Create the HTTP client (its TLS context loads the CA store) and look up the default model's
+    capabilities (``prefetch_capabilities``): the warm-up thread's last step, after its imports, so the
+    first prompt costs what the tenth does."""
     client.client  # noqa: B018  # created here, not on the first request
     prefetch_capabilities(client.settings)
+
+
+def build_reply_types() -> None:
+    """Build the schemas of the SDK's types a reply uses (it defers them to first use, a few hundred ms
+    on the first reply under load): in the warm-up thread, with its imports."""
     for model in reply_types():
         if not model.__pydantic_complete__:
             model.model_rebuild()

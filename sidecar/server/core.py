@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar import DISTRIBUTION, version
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
-from sidecar.model.client import MODEL, ModelClient, ModelError
+from sidecar.model.client import MODEL, ModelClient, ModelError, build_reply_types
 from sidecar.model.client import warm_up as warm_up_model_client
 from sidecar.model.pricing import USAGE_METER
 from sidecar.model.settings import ModelSettings
@@ -638,27 +638,40 @@ def _resolve(future: asyncio.Future[None]) -> None:
 def import_first_turn_modules(model: ModelClient | Callable[[], ModelClient],
                               sessions_ready: WarmUpStage | None = None,
                               turn_ready: WarmUpStage | None = None) -> None:
-    """The warm-up (``SessionCore.warm_up``'s thread). ``model`` may be a callable: the core's client
-    when the warm-up reaches it (``initialize`` may have replaced it with the editor's settings)."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
-    # No cycle collection while the imports run: their ~160,000 objects all live on, and the automatic
-    # collections that walked them again and again were ~25 % of the SDK's import (~0.25 s of CPU). The
-    # end of the warm-up freezes them (``release_import_garbage``) before collections resume.
-    collecting = gc.isenabled()
-    gc.disable()
+    """The warm-up (``SessionCore.warm_up``'s thread): the imports, then the model client. ``model`` may
+    be a callable: the core's client when the warm-up reaches it (``initialize`` may have replaced it with
+    the editor's settings)."""
     try:
-        _warm_up(model, sessions_ready)
+        _import_ahead(sessions_ready)
+        try:
+            warm_up_model_client(model if isinstance(model, ModelClient) else model())
+        except Exception:
+            log.debug("model client warm-up failed", exc_info=True)
     finally:
-        if collecting:
-            gc.enable()
-        sys.setswitchinterval(interval)
         for stage in (sessions_ready, turn_ready):  # reached, or failed: the methods import themselves
             if stage is not None:
                 stage.set()
 
 
-def _warm_up(model: ModelClient | Callable[[], ModelClient], sessions_ready: WarmUpStage | None) -> None:
+def _import_ahead(sessions_ready: WarmUpStage | None) -> None:
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
+    # No cycle collection while the imports run: their ~160,000 objects all live on, and the automatic
+    # collections that walked them again and again were ~25 % of the SDK's import (~0.25 s of CPU). They
+    # are frozen (``release_import_garbage``) before collections resume; the few hundred objects of
+    # cyclic garbage the imports leave are frozen with them (a collection here held the loop 115 ms).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _import_modules(sessions_ready)
+        release_import_garbage()
+    finally:
+        if collecting:
+            gc.enable()
+        sys.setswitchinterval(interval)
+
+
+def _import_modules(sessions_ready: WarmUpStage | None) -> None:
     for name in SESSION_MODULES:
         try:
             importlib.import_module(name)
@@ -684,10 +697,9 @@ def _warm_up(model: ModelClient | Callable[[], ModelClient], sessions_ready: War
     except Exception:
         log.debug("warm-up of the tool schemas failed", exc_info=True)
     try:
-        warm_up_model_client(model if isinstance(model, ModelClient) else model())
+        build_reply_types()
     except Exception:
-        log.debug("model client warm-up failed", exc_info=True)
-    release_import_garbage()
+        log.debug("warm-up of the reply types failed", exc_info=True)
 
 
 def release_import_garbage() -> None:
