@@ -12,7 +12,7 @@ from tests.conftest import REPO
 
 # Run in a fresh interpreter: which modules are loaded and which SDK types are built is per process.
 WARM_UP_THEN_TURN = r"""
-import asyncio, json, sys
+import asyncio, gc, json, sys
 from sidecar.app import build_core
 from sidecar.model.client import reply_types
 from sidecar.server.core import SESSION_MODULES, import_first_turn_modules
@@ -27,6 +27,9 @@ after_warm_up = {
     "html_parser": "selectolax" in sys.modules,
     "session_modules": [m for m in SESSION_MODULES if m not in sys.modules],
     "acp_schema": "acp.schema" in sys.modules,
+    # Collections were off for the imports, and are back on, with what the imports made frozen.
+    "collecting": gc.isenabled(),
+    "frozen": gc.get_freeze_count(),
 }
 modules = set(sys.modules)
 params = {"model": core.model.settings.model, "max_tokens": 256,
@@ -53,6 +56,7 @@ def test_warm_up_loads_the_sdk_and_the_reply_types_but_not_the_web_client(
     assert model_server.model_lookups  # the default model's capabilities were looked up ahead too
     # The web tools' HTTP client and HTML parser wait for a web tool (7 MB and 1.8 MB of idle memory);
     assert seen["web_client"] is False and seen["html_parser"] is False
+    assert seen["collecting"] is True and seen["frozen"] > 100_000
     assert seen["acp_schema"] is False  # ACP's generated schema (9 MB) waits for params that need it
     # The first turn (thinking, text, a tool call) found everything loaded.
     assert [b["type"] for b in seen["content"]] == ["thinking", "text", "tool_use"]
