@@ -271,7 +271,7 @@ class SessionCore:
 
         await self.build_session(self, session, saved)
         self.sessions[session.id] = session
-        _clean_stale_temps(session)
+        _clean_stale_temps(session, self.ready(self.turn_ready))
         # An untrusted workspace's hooks are not even configured (its settings only restrict); a workspace
         # trusted at the first prompt runs SessionStart then (``sidecar.features``).
         for context in await run_session_start(session, "resume" if session.history else "startup"):
@@ -717,10 +717,12 @@ def release_import_garbage() -> None:
         pass
 
 
-def _clean_stale_temps(session: Session) -> None:
+def _clean_stale_temps(session: Session, after: Awaitable[None]) -> None:
     """Temp files a killed Write/Edit left in the workspace (``.<name>.<hex>.sidecar-tmp``) and the sandbox
     placeholders of a sidecar killed during a command go, in the background: a big tree never delays the
-    session's start."""
+    session's start. It waits for ``after`` (the warm-up's end): the walk of a large workspace (~0.1 s of
+    CPU for this repository with its .venv) shared the GIL with the warm-up's imports, and so delayed the
+    first prompt by as much."""
     def clean() -> None:
         from sidecar.tools.bash.sandbox import remove_stale_placeholders
         from sidecar.workspace.textfile import remove_stale_temps
@@ -731,7 +733,19 @@ def _clean_stale_temps(session: Session) -> None:
         for removed in remove_stale_placeholders():
             log.warning("removed the sandbox placeholder of an interrupted command: %s", removed)
 
-    asyncio.get_running_loop().run_in_executor(None, clean)
+    async def clean_after() -> None:
+        await after
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, clean)
+        except Exception:
+            log.warning("removing stale temp files failed", exc_info=True)
+
+    task = asyncio.get_running_loop().create_task(clean_after())
+    _BACKGROUND.add(task)  # held until done: the loop keeps only a weak reference to a task
+    task.add_done_callback(_BACKGROUND.discard)
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 # Errors of the disk itself: the user frees space or fixes the folder, then the same request works.
