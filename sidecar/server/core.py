@@ -657,7 +657,7 @@ def _import_ahead(sessions_ready: WarmUpStage | None) -> None:
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
     # No cycle collection while the imports run: their ~160,000 objects all live on, and the automatic
-    # collections that walked them again and again were ~25 % of the SDK's import (~0.25 s of CPU). They
+    # collections that walked them again and again were a fifth of the SDK's import (~0.16 s of CPU). They
     # are frozen (``release_import_garbage``) before collections resume; the few hundred objects of
     # cyclic garbage the imports leave are frozen with them (a collection here held the loop 115 ms).
     collecting = gc.isenabled()
