@@ -641,6 +641,8 @@ def import_first_turn_modules(model: ModelClient | Callable[[], ModelClient],
     """The warm-up (``SessionCore.warm_up``'s thread): the imports, then the model client. ``model`` may
     be a callable: the core's client when the warm-up reaches it (``initialize`` may have replaced it with
     the editor's settings)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
     try:
         _import_ahead(sessions_ready)
         try:
@@ -648,14 +650,13 @@ def import_first_turn_modules(model: ModelClient | Callable[[], ModelClient],
         except Exception:
             log.debug("model client warm-up failed", exc_info=True)
     finally:
+        sys.setswitchinterval(interval)
         for stage in (sessions_ready, turn_ready):  # reached, or failed: the methods import themselves
             if stage is not None:
                 stage.set()
 
 
 def _import_ahead(sessions_ready: WarmUpStage | None) -> None:
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
     # No cycle collection while the imports run: their ~160,000 objects all live on, and the automatic
     # collections that walked them again and again were a fifth of the SDK's import (~0.16 s of CPU). They
     # are frozen (``release_import_garbage``) before collections resume; the few hundred objects of
@@ -668,7 +669,6 @@ def _import_ahead(sessions_ready: WarmUpStage | None) -> None:
     finally:
         if collecting:
             gc.enable()
-        sys.setswitchinterval(interval)
 
 
 def _import_modules(sessions_ready: WarmUpStage | None) -> None:
