@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar import DISTRIBUTION, version
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
-from sidecar.model.client import MODEL, ModelClient, ModelError, build_reply_types
+from sidecar.model.client import MODEL, ModelClient, ModelError
 from sidecar.model.client import warm_up as warm_up_model_client
 from sidecar.model.pricing import USAGE_METER
 from sidecar.model.settings import ModelSettings
@@ -159,7 +159,7 @@ class SessionCore:
 
     def warm_up(self) -> None:
         """Import what sessions and the first turn need (the session modules and the tools, then the SDK
-        and its reply types) in a thread, once, right after ``initialize`` has answered. The event loop
+        and what its first request loads) in a thread, once, right after ``initialize`` has answered. The event loop
         never imports these itself while the thread runs: the methods that need them wait for its stages
         (``sessions_ready``, ``turn_ready``) without blocking, so every other message is answered
         meanwhile (docs/performance.md, issue 29). Started before ``initialize`` (at the process's start)
@@ -696,10 +696,6 @@ def _import_modules(sessions_ready: WarmUpStage | None) -> None:
             tool.api_definition()
     except Exception:
         log.debug("warm-up of the tool schemas failed", exc_info=True)
-    try:
-        build_reply_types()
-    except Exception:
-        log.debug("warm-up of the reply types failed", exc_info=True)
 
 
 def release_import_garbage() -> None:
