@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -31,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
+from sidecar.errors import ToolError
 from sidecar.secrets import redact_file
 from sidecar.tools.bash import sandbox
 
@@ -100,9 +102,15 @@ _PLAIN_WORDS = re.compile(r"[A-Za-z0-9_./:@%+,=-]+(?: +[A-Za-z0-9_./:@%+,=-]+)*"
 def plain_argv(command: str, env: dict[str, str]) -> tuple[list[str], str] | None:
     """The argv bash would exec for ``command`` and the program's path, when bash would do nothing else:
     one line of plain words whose first names a program on PATH (not a builtin, a keyword, an assignment
-    or a path, which may be a script without ``#!``), and no ``BASH_ENV`` or exported function that would
-    change what runs. Such a command runs without bash: 2-5 ms less of a sandboxed ``ls`` on this loaded
-    machine (docs/performance.md, issue 29 "Fourth pass")."""
+    or a path), and no ``BASH_ENV`` or exported function that would change what runs. Such a command runs
+    without bash: 2-5 ms less of a sandboxed ``ls`` on this loaded machine (docs/performance.md, issue 29
+    "Fourth pass").
+
+    Bash is kept wherever its lookup or its exec would differ from ``shutil.which`` and execvp: no PATH
+    (bash's default is not ``os.defpath``); a PATH entry that is not absolute (bash expands a leading
+    ``~``, and resolves ``.``, an empty entry or ``bin`` against the command's cwd, not the sidecar's);
+    a program that starts with neither ``#!`` nor an ELF header (bash runs such a file as a bash script,
+    execvp fails with ENOEXEC or falls back to ``/bin/sh``)."""
     if not _PLAIN_WORDS.fullmatch(command.strip(" ")):
         return None
     words = command.split()
@@ -111,8 +119,23 @@ def plain_argv(command: str, env: dict[str, str]) -> tuple[list[str], str] | Non
         return None
     if "BASH_ENV" in env or any(name.startswith("BASH_FUNC_") for name in env):
         return None
-    program = shutil.which(first, path=env.get("PATH", os.defpath))
-    return (words, program) if program is not None else None
+    path = env.get("PATH")
+    if path is None or not all(entry.startswith("/") for entry in path.split(":")):
+        return None
+    program = shutil.which(first, path=path)
+    if program is None or not _execs_itself(program):
+        return None
+    return words, program
+
+
+def _execs_itself(program: str) -> bool:
+    """Whether the kernel execs ``program`` as it is: an ELF binary or a ``#!`` script."""
+    try:
+        with open(program, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    return head.startswith(b"#!") or head == b"\x7fELF"
 
 
 def command_script(command: str, cwd_report: str, prelude: str = "") -> str:
@@ -378,6 +401,12 @@ class OutputPump:
         self._ring = None
 
 
+def _as_bash_reports(code: int) -> int:
+    """Popen's exit code as bash reports it: a process killed by signal N (Popen: -N) is 128 + N. A command
+    bash exec'd (no trap, or no bash at all) would otherwise read as "Exit code -11"."""
+    return 128 - code if code < 0 else code
+
+
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
@@ -411,8 +440,9 @@ class ChildProcess:
 
     @property
     def returncode(self) -> int | None:
-        """The exit code (negative: the signal that ended it), None while it runs."""
-        return self._popen.returncode
+        """The exit code as bash reports it (128 + N: killed by signal N), None while it runs."""
+        code = self._popen.returncode
+        return None if code is None else _as_bash_reports(code)
 
     def _pidfd_readable(self, pidfd: int) -> None:
         code = self._popen.poll()  # reaps it, through Popen: its own bookkeeping stays right
@@ -421,10 +451,10 @@ class ChildProcess:
         self._loop.remove_reader(pidfd)
         os.close(pidfd)
         if not self._exited.done():
-            self._exited.set_result(code)
+            self._exited.set_result(_as_bash_reports(code))
 
     def _wait_in_thread(self) -> None:
-        code = self._popen.wait()
+        code = _as_bash_reports(self._popen.wait())
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             self._loop.call_soon_threadsafe(self._set_exited, code)
 
@@ -613,10 +643,12 @@ async def start(
             pass_fds=(cwd_fd,) if report_cwd else (),
         )
         proc = ChildProcess(popen, loop)
-    except BaseException:
+    except BaseException as exc:
         os.close(read_fd)
         if policy is not None:
             policy.cleanup()
+        if isinstance(exc, OSError):
+            raise not_started(exc, command, cwd) from exc
         raise
     finally:
         if report_cwd:
@@ -627,6 +659,19 @@ async def start(
     pump.start(on_loop=cap is not None)
     return RunningCommand(command, proc, output_path, cwd_path, pump,
                           on_exit=policy.cleanup if policy is not None and policy.placeholders else None)
+
+
+def not_started(exc: OSError, command: str, cwd: Path) -> ToolError:
+    """What the model reads when the command's process could not start (Popen raised): the reason, and the
+    exit code bash gives a command it cannot run (127: not found, 126: found but not executable)."""
+    if exc.filename == str(cwd):
+        return ToolError(
+            f"The command was not run: its working directory {cwd} cannot be entered ({exc.strerror}). "
+            "Run it from an existing directory (`cd /absolute/path && ...`).",
+            metadata={"subject": command, "exit_code": None})
+    code = 127 if exc.errno == errno.ENOENT else 126
+    return ToolError(f"bash: {exc.filename}: {exc.strerror}\nExit code {code} (the command did not start)",
+                     metadata={"subject": command, "exit_code": code})
 
 
 ProgressFn = Callable[[str], Awaitable[None]]
