@@ -100,28 +100,33 @@ async def resolve_trust(session: Session) -> None:
     trust = trust_of(session)
     if trust is None:
         return
-    granted = trust.granted_pending
-    trust.granted_pending = False
-    if trust.trusted is None and not trust.asked:
-        granted = await trust.ask_workspace()
-    if granted:
-        session.permissions.trust_changed()
-        # Memory imports refused until now are read: the next request carries them (one prompt-cache
-        # miss, once; the user asked for it by trusting).
-        session.system_prompt = await asyncio.to_thread(build_system_prompt, session.cwd, session.roots,
-                                                        allow=trust.import_allowed)  # git runs: off the loop
-        # A defaultMode the trusted settings bring applies only before the first prompt, and never over a
-        # mode the user chose (``session/set_mode``) meanwhile.
-        if not session.history and not session.mode_chosen:
-            mode = session.permissions.initial_mode()
-            if mode != session.mode:
-                await session.set_mode(mode, by="settings")
-        for context in await run_session_start(session, "startup"):
-            session.add_notice(context)
-    try:
-        await ask_pending_mcp(session)
-    except Exception:
-        log.exception("MCP servers could not be started")
+    # One prompt at a time resolves it: a second prompt sent meanwhile (the core refuses a second prompt
+    # only once the first one's turn runs) waits here for the grant, then runs with its prompt and mode.
+    async with trust.resolving:
+        granted = trust.granted_pending
+        trust.granted_pending = False
+        if trust.trusted is None and not trust.asked:
+            granted = await trust.ask_workspace()
+        if granted:
+            # Memory imports refused until now are read: the next request carries them (one prompt-cache
+            # miss, once; the user asked for it by trusting). Built first (git runs: off the loop), then
+            # the grant applies at once, with no await before the mode is decided.
+            system_prompt = await asyncio.to_thread(build_system_prompt, session.cwd, session.roots,
+                                                    allow=trust.import_allowed)
+            session.permissions.trust_changed()
+            session.system_prompt = system_prompt
+            # A defaultMode the trusted settings bring applies only before the first prompt, and never over
+            # a mode the user chose (``session/set_mode``) meanwhile.
+            if not session.history and not session.mode_chosen:
+                mode = session.permissions.initial_mode()
+                if mode != session.mode:
+                    await session.set_mode(mode, by="settings")
+            for context in await run_session_start(session, "startup"):
+                session.add_notice(context)
+        try:
+            await ask_pending_mcp(session)
+        except Exception:
+            log.exception("MCP servers could not be started")
 
 
 async def start_session(session: Session) -> None:

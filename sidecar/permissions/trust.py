@@ -21,6 +21,7 @@ nothing: the client does not know the session id before the answer). ``allow_alw
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -239,6 +240,8 @@ class WorkspaceTrust:
     asked: bool = False
     # The editor granted trust after the session started: applied before the next prompt.
     granted_pending: bool = False
+    # Held while a prompt applies the trust (``features.resolve_trust``): a prompt sent meanwhile waits.
+    resolving: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def __post_init__(self) -> None:
         self.cwd = self.session.cwd
