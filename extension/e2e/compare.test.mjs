@@ -205,6 +205,11 @@ step('Reload Window: the tab comes back with its session, the side bar with its 
   // the replayed turn's footer reads as it did live; the session total came back too
   assert.equal(await chat.locator('.turn-cost').first().textContent(), '4.0k in · 800 out · 40.0k cache read · 8.0k cache write · $0.07');
   assert.match(await chat.locator('#session-cost').textContent(), /^\$0\.\d\d$/);
+  // The tool call's restore and its undo left lines; the replay draws them again, in order, with no button.
+  await chat.locator('.notice', { hasText: 'Undid the restore: new.txt is as before it.' }).waitFor({ timeout: 30000 });
+  const lines = (await chat.locator('.notice').allTextContents()).filter((t) => /^(Restored|Undid the restore)/.test(t));
+  assert.deepEqual(lines, ['Restored new.txt.', 'Undid the restore: new.txt is as before it.']);
+  assert.equal(await chat.locator('.undo-restore').count(), 0);
   await h.screenshot('after-reload-tab-and-view');
 });
 

@@ -177,6 +177,11 @@ def replay_log(events: list[dict[str, Any]], describe: Describe | None = None) -
     Messages written before the first prompt record (a log continued by this release) are rebuilt as
     ``replay_updates`` does. A rewind of the conversation (a ``truncate`` followed by its ``rewind``
     audit) drops the turns from the rewound prompt on; a compaction drops nothing the user saw.
+
+    The line the client drew for a rewind or an undone one (its own words from the result: "Restored
+    new.txt.") is replayed from the ``rewind``/``rewind_undone`` audit as a ``restore_notice_update``: for a
+    files-only restore of a message and its undo right after that message's prompt, as the client put it;
+    otherwise where it came (the end of the transcript then).
     """
     if not any(e.get("type") == "prompt" for e in events):
         return None
@@ -186,6 +191,9 @@ def replay_log(events: list[dict[str, Any]], describe: Describe | None = None) -
     seen_prompt = False
     # Each turn: (user message id, its updates); updates before the first prompt are a preamble turn.
     turns: list[tuple[str | None, list[dict[str, Any]]]] = [(None, [])]
+    # The restore lines shown under a message (after its prompt's chunks), by user message id.
+    beside: dict[str, list[dict[str, Any]]] = {}
+    prompt_chunks: dict[str, int] = {}
     previous: dict[str, Any] = {}
     for event in events:
         kind = event.get("type")
@@ -200,18 +208,58 @@ def replay_log(events: list[dict[str, Any]], describe: Describe | None = None) -
             prompt_id = str(event.get("id"))
             end = ends.get(prompt_id) or {}
             user_message_id = end.get("userMessageId")
-            turns.append((user_message_id, prompt_updates(prompt_id, list(event.get("prompt") or []),
-                                                          user_message_id)))
+            chunks = prompt_updates(prompt_id, list(event.get("prompt") or []), user_message_id)
+            turns.append((user_message_id, chunks))
+            if user_message_id:
+                prompt_chunks[str(user_message_id)] = len(chunks)
         elif kind == "update" and isinstance(event.get("update"), dict):
             turns[-1][1].append(event["update"])
         elif kind == "turn_end":
             spend = event.get("spend")
             turns[-1][1].append(turn_end_update(str(event.get("stopReason")), event.get("error"),
                                                 spend if isinstance(spend, dict) else None))
-        elif kind == "audit" and event.get("event") == "rewind" and previous.get("type") == "truncate":
+        elif kind == "audit" and event.get("event") in ("rewind", "rewind_undone"):
             target = event.get("toMessageId")
-            cut = next((i for i, (mid, _) in enumerate(turns) if mid is not None and mid == target), None)
-            if cut is not None:
-                del turns[cut:]
+            conversation = event.get("event") == "rewind" and previous.get("type") == "truncate"
+            if conversation:
+                cut = next((i for i, (mid, _) in enumerate(turns) if mid is not None and mid == target), None)
+                if cut is not None:
+                    del turns[cut:]
+            notice = restore_notice_update(event, conversation)
+            if notice is None:
+                pass
+            elif not conversation and not event.get("toolCallId") and str(target) in prompt_chunks:
+                beside.setdefault(str(target), []).append(notice)
+            else:
+                turns[-1][1].append(notice)
         previous = event
-    return legacy + [u for _, updates in turns for u in updates]
+    out = list(legacy)
+    for mid, updates in turns:
+        at = prompt_chunks.get(mid, 0) if mid is not None else 0
+        out += [*updates[:at], *beside.get(str(mid), []), *updates[at:]]
+    return out
+
+
+def restore_notice_update(audit: dict[str, Any], conversation: bool) -> dict[str, Any] | None:
+    """The line a client drew for a rewind (``event: "rewind"``) or an undone one, as a replayed
+    ``agent_message_chunk`` with no text of its own and ``_meta.sidecar.restoreNotice`` = ``{kind:
+    "rewind"|"undo", restored, conflicts, files, conversation, toMessageId, toolCallId?}`` (the Sidecar
+    panel words it as it did live); None for a rewind the client showed no line for (the conversation
+    alone, nothing restored)."""
+    restored = [str(p) for p in audit.get("restored") or []]
+    conflicts = [c for c in audit.get("conflicts") or [] if isinstance(c, dict)]
+    # ``files`` is not in older logs: there a rewind that restored or left a file counts as one of files.
+    files = audit.get("files") is True or (audit.get("files") is None and bool(restored or conflicts))
+    kind = "undo" if audit.get("event") == "rewind_undone" else "rewind"
+    if kind == "rewind" and not files and not restored and not conflicts:
+        return None
+    notice: dict[str, Any] = {"kind": kind, "restored": restored,
+                              "conflicts": [{"path": str(c.get("path", "")), "reason": str(c.get("reason", ""))}
+                                            for c in conflicts],
+                              "files": files, "conversation": conversation}
+    if audit.get("toMessageId"):
+        notice["toMessageId"] = str(audit["toMessageId"])
+    if audit.get("toolCallId"):
+        notice["toolCallId"] = str(audit["toolCallId"])
+    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""},
+            "_meta": {"sidecar": {"restoreNotice": notice}}}

@@ -402,10 +402,12 @@ class Checkpoints:
                 # What went back to the editor is undone; what could not be stays for a later try.
                 later.editor = {p: r for p, r in later.editor.items() if p not in in_editor}
         if not restore_conversation and put:  # the conversation stays: the files can go back as they were
-            self._undo = _Undo(f"undo_{uuid.uuid4().hex[:12]}", put, in_editor, saved)
+            self._undo = _Undo(f"undo_{uuid.uuid4().hex[:12]}", put, in_editor, saved, target, tool_call)
         self._save()
         self._drop_unused_texts()  # after the undo is made: the records it brings back keep their texts
+        # What the client was told (replayed on session/load as the chat's line: server/content.py).
         session.audit("rewind", toMessageId=target, **({"toolCallId": tool_call} if tool_call else {}),
+                      files=restore_files, conversation=restore_conversation,
                       restored=restored, restoredInEditor=in_editor, conflicts=conflicts)
         if restored or in_editor or conflicts:
             done = [f"restored {', '.join(restored)} to earlier contents"] if restored else []
@@ -442,7 +444,9 @@ class Checkpoints:
         if ledger is not None:
             for p in restored:
                 ledger.forget(Path(p))
-        session.audit("rewind_undone", undoId=undo.id, restored=restored, conflicts=conflicts)
+        session.audit("rewind_undone", undoId=undo.id, toMessageId=undo.message_id,
+                      **({"toolCallId": undo.tool_call} if undo.tool_call else {}), restored=restored,
+                      conflicts=conflicts)
         if restored:
             session.add_notice(f"The user undid the restore: {', '.join(restored)} are back as they were before "
                                "it; read them again before editing.")
@@ -669,6 +673,8 @@ class _Undo:
     files: list[_Put]
     in_editor: list[str]  # handed back to the editor (fs/write_text_file): undone there, not by us
     checkpoints: list[dict[str, Any]]  # the checkpoints before the restore (it cut their later snapshots)
+    message_id: str  # what the restore went back to: the message, and the tool call when it named one
+    tool_call: str | None = None
 
 
 @dataclass

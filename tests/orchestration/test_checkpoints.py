@@ -304,3 +304,55 @@ async def test_an_undo_keeps_the_turn_snapshot_a_restore_waited_for(tmp_path: Pa
     again = await cps.rewind(session, {"toMessageId": first, "files": True, "conversation": False})
     assert sorted(again["restored"]) == [str(ws / "kept.txt"), str(ws / "made.txt")]
     assert (ws / "kept.txt").read_bytes() == b"as the user left it\n" and not (ws / "made.txt").exists()
+
+
+async def test_the_restore_lines_are_replayed_where_the_client_drew_them(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """A files-only restore, its undo and a conversation rewind each left a line in the chat ("Restored
+    new.txt."); session/load replays the record of each (``_meta.sidecar.restoreNotice``) where it was
+    drawn: a message's restore and its undo right after that message, a conversation rewind at the end."""
+    new, notes = workspace / "new.txt", workspace / "notes.txt"
+    model_server.add_turns([
+        use("Write", file_path=str(new), content="brand new\n"),
+        {"content": [{"type": "text", "text": "one done"}]},
+        use("Read", file_path=str(notes)),
+        use("Edit", file_path=str(notes), old_string="beta", new_string="BETA"),
+        {"content": [{"type": "text", "text": "two done"}]},
+    ])
+    harness = await make_sidecar()
+    session = await harness.new_session(workspace)
+    ids = []
+    for text in ("first", "second"):
+        result = await harness.process.request("session/prompt", {
+            "sessionId": session, "prompt": [{"type": "text", "text": text}]})
+        ids.append(result["_meta"]["sidecar"]["userMessageId"])
+    rewind = "_sidecar/sessions/rewind"
+    restore = await harness.process.request(rewind, {"sessionId": session, "toMessageId": ids[0], "files": True,
+                                                     "conversation": False})
+    await harness.process.request("_sidecar/sessions/undo_rewind", {"sessionId": session, "undoId": restore["undoId"]})
+    await harness.process.request(rewind, {"sessionId": session, "toMessageId": ids[1]})  # and the conversation
+
+    before = len(harness.process.updates)
+    await harness.process.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
+    replayed = [u["update"] for u in harness.process.updates[before:]]
+
+    def notice(u: dict[str, Any]) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = ((u.get("_meta") or {}).get("sidecar") or {}).get("restoreNotice")
+        return found
+
+    shown = [(i, n) for i, u in enumerate(replayed) if (n := notice(u)) is not None]
+    assert [n for _, n in shown] == [
+        {"kind": "rewind", "restored": sorted(map(str, (new, notes))), "conflicts": [], "files": True,
+         "conversation": False, "toMessageId": ids[0]},
+        {"kind": "undo", "restored": sorted(map(str, (new, notes))), "conflicts": [], "files": True,
+         "conversation": False, "toMessageId": ids[0]},
+        {"kind": "rewind", "restored": [str(notes)], "conflicts": [], "files": True, "conversation": True,
+         "toMessageId": ids[1]},
+    ]
+    assert all(replayed[i]["sessionUpdate"] == "agent_message_chunk" and replayed[i]["content"]["text"] == ""
+               for i, _ in shown)
+    # The first two right after the first prompt; the rewind's at the end (its turn is gone).
+    first_prompt = [i for i, u in enumerate(replayed) if u["sessionUpdate"] == "user_message_chunk"]
+    assert [i for i, _ in shown[:2]] == [first_prompt[-1] + 1, first_prompt[-1] + 2]
+    assert shown[2][0] == len(replayed) - 1
+    assert "second" not in [u["content"].get("text") for u in replayed if u["sessionUpdate"] == "user_message_chunk"]

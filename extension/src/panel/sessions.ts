@@ -28,6 +28,7 @@ import {
   type PromptResult,
   type StopReason,
 } from '../protocol';
+import type { NoticeLine, RestoreNotice, SessionUpdate } from '../shared/acp';
 import type { ContextItem, PromptError, ToView } from '../shared/panelProtocol';
 import { relativeTo } from '../shared/paths';
 import type { Spend } from '../shared/spend';
@@ -103,6 +104,29 @@ export function rewindReport(r: RewindResult, files: boolean, rel: (path: string
   }
   if (restored.length) return { text: `Restored ${restored.join(', ')}.`, level: 'info' };
   return files ? { text: 'No file to restore: the turns after this message changed none.', level: 'info' } : null;
+}
+
+/** The line a tool call's Restore leaves (at the end of the chat). */
+export function toolCallRestoreReport(r: RewindResult, rel: (path: string) => string): { text: string; level: 'info' | 'warning' } {
+  // (files: false: "nothing restored" is worded for a tool call here, not for a message)
+  return rewindReport(r, false, rel) ?? { text: 'No file to restore: that call and the later ones changed none.', level: 'info' };
+}
+
+/**
+ * The line a replayed restore draws: the live one's words (rewindReport, toolCallRestoreReport, undoReport),
+ * under its message for a files-only restore of a message and its undo; null where live drew none.
+ */
+export function restoreLine(r: RestoreNotice, rel: (path: string) => string): NoticeLine | null {
+  const result = { restored: r.restored, conflicts: r.conflicts };
+  const line = r.kind === 'undo' ? undoReport(result, rel) : r.toolCallId ? toolCallRestoreReport(result, rel) : rewindReport(result, r.files, rel);
+  if (!line) return null;
+  return !r.conversation && !r.toolCallId && r.toMessageId ? { ...line, messageId: r.toMessageId } : line;
+}
+
+function isRestoreNotice(v: unknown): v is RestoreNotice {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Partial<RestoreNotice>;
+  return (r.kind === 'rewind' || r.kind === 'undo') && Array.isArray(r.restored) && Array.isArray(r.conflicts);
 }
 
 /** The line an undone restore leaves beside its message. */
@@ -336,7 +360,16 @@ export class Sessions {
       this.setConfigOptions(n.update.configOptions); // /model, or the agent's Config tool
       this.pushState();
     }
-    this.view.post({ type: 'update', update: n.update });
+    this.view.post({ type: 'update', update: this.withRestoreLine(n.update) });
+  }
+
+  /** A replayed restore's record gets its line, worded here as the live one was (workspace-relative paths). */
+  private withRestoreLine(u: SessionUpdate): SessionUpdate {
+    if (u.sessionUpdate !== 'agent_message_chunk') return u;
+    const record = u._meta?.sidecar?.restoreNotice;
+    if (!isRestoreNotice(record)) return u;
+    const line = restoreLine(record, (p) => this.relative(p));
+    return line ? { ...u, _meta: { ...u._meta, sidecar: { ...u._meta?.sidecar, notice: line } } } : u;
   }
 
   /**
@@ -456,8 +489,7 @@ export class Sessions {
       undoId?: string;
     } | null;
     const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
-    // (files: false: "nothing restored" is worded for a tool call here, not for a message)
-    const report = rewindReport(result, false, (p) => this.relative(p)) ?? { text: 'No file to restore: that call and the later ones changed none.', level: 'info' };
+    const report = toolCallRestoreReport(result, (p) => this.relative(p));
     // The conversation stays, so the sidecar can put the files back: "Undo restore" as after a message's restore.
     const undo = typeof r?.undoId === 'string' ? { undoId: r.undoId } : {};
     this.view.post({ type: 'notice', ...report, ...undo, restored: true });

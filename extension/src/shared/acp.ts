@@ -57,6 +57,30 @@ export interface TurnEnd {
   spend?: Spend;
 }
 
+/**
+ * A restore's record as `session/load` replays it (`_meta.sidecar.restoreNotice` of an `agent_message_chunk`
+ * without text, docs/protocol.md "Replay"): what the rewind or its undo answered, for the same line as live.
+ */
+export interface RestoreNotice {
+  kind: 'rewind' | 'undo';
+  restored: string[];
+  conflicts: { path: string; reason: string }[];
+  /** the rewind restored files (a conversation-only rewind that changed none drew no line) */
+  files: boolean;
+  /** the rewind took the conversation back too: its line was at the end, not under the message */
+  conversation: boolean;
+  toMessageId?: string;
+  toolCallId?: string;
+}
+
+/** The line a replayed restore draws, worded by the host as the live one was (`_meta.sidecar.notice`). */
+export interface NoticeLine {
+  text: string;
+  level: 'info' | 'warning';
+  /** under this user message, after the lines earlier actions on it left */
+  messageId?: string;
+}
+
 /** `_meta.sidecar` of a `tool_call` / `tool_call_update`. */
 export interface ToolCallMeta {
   /** the tool's name (Edit, Bash, …) */
@@ -84,7 +108,7 @@ export interface ToolCallUpdate {
 
 /** `session/update`'s `update`, the kinds the panel draws (a kind it does not know passes by the switch). */
 export type SessionUpdate =
-  | { sessionUpdate: 'agent_message_chunk'; content?: ContentBlock; _meta?: { sidecar?: { turnEnd?: TurnEnd } } | null }
+  | { sessionUpdate: 'agent_message_chunk'; content?: ContentBlock; _meta?: { sidecar?: { turnEnd?: TurnEnd; restoreNotice?: RestoreNotice; notice?: NoticeLine } } | null }
   | { sessionUpdate: 'agent_thought_chunk'; content?: ContentBlock }
   | { sessionUpdate: 'user_message_chunk'; content?: ContentBlock; messageId?: string; _meta?: { sidecar?: { userMessageId?: string } } | null }
   | ToolCallUpdate

@@ -11,7 +11,7 @@ import { Chrome } from './chrome';
 import { Composer } from './composer';
 import { byId } from './dom';
 import { MessageActions, truncateTranscript } from './messageActions';
-import { errorView, PANEL_STATE_UPDATES, turnEndOf, turnEndView } from './replay';
+import { errorView, noticeOf, PANEL_STATE_UPDATES, turnEndOf, turnEndView } from './replay';
 import { ReplayView } from './replayView';
 import { PanelState } from './state';
 import { blockText, Transcript } from './transcript';
@@ -69,7 +69,9 @@ function onUpdate(u: SessionUpdate, transcriptOnly = false): void {
   switch (u.sessionUpdate) {
     case 'agent_message_chunk': {
       const end = turnEndOf(u);
+      const notice = noticeOf(u);
       if (end) transcript.drawTurnEnd(turnEndView(end));
+      else if (notice) transcript.notice({ ...notice, replayed: true });
       else transcript.appendChunk('agent', blockText(u.content));
       break;
     }

@@ -8,7 +8,7 @@
  * as it drew them live: a user message with its checkpoint actions, and the "Stopped." line / the error line
  * / the turn marker, never as agent text.
  */
-import type { ContentBlock, SessionUpdate, TurnEnd } from '../shared/acp';
+import type { ContentBlock, NoticeLine, SessionUpdate, TurnEnd } from '../shared/acp';
 import type { ModelRetryParams } from '../shared/modelRetry';
 import type { ContextItem } from '../shared/panelProtocol';
 import { PROBLEMS_URI, problemsLabel, TERMINAL_URI, terminalLabel } from '../shared/mentions';
@@ -20,6 +20,15 @@ export type { TurnEnd };
 export function turnEndOf(update: { sessionUpdate: string; _meta?: { sidecar?: { turnEnd?: unknown } } | null }): TurnEnd | undefined {
   const end = update._meta?.sidecar?.turnEnd;
   return isTurnEnd(end) ? end : undefined;
+}
+
+/** The line of a replayed restore (`_meta.sidecar.notice`, worded by the host), when it is one. */
+export function noticeOf(update: { sessionUpdate: string; _meta?: { sidecar?: { notice?: unknown } } | null }): NoticeLine | undefined {
+  const n = update._meta?.sidecar?.notice;
+  if (typeof n !== 'object' || n === null) return undefined;
+  const line = n as Partial<NoticeLine>;
+  if (typeof line.text !== 'string' || (line.level !== 'info' && line.level !== 'warning')) return undefined;
+  return { text: line.text, level: line.level, ...(typeof line.messageId === 'string' ? { messageId: line.messageId } : {}) };
 }
 
 function isTurnEnd(v: unknown): v is TurnEnd {

@@ -205,10 +205,12 @@ export class Transcript {
     this.viewport.contentChanged();
   }
 
-  notice(m: { text: string; level?: string; messageId?: string | undefined; undoId?: string | undefined; restored?: true | undefined }): void {
+  /** A line in the chat; `replayed`: drawn from a `session/load` (where the replay draws: older turns apart). */
+  notice(m: { text: string; level?: string; messageId?: string | undefined; undoId?: string | undefined; restored?: true | undefined; replayed?: true }): void {
     const { text, messageId, undoId } = m;
     const line = el('div', `notice ${m.level ?? 'info'}`, text);
-    const at = messageId ? this.state.transcript.querySelector<HTMLElement>(`.msg.user[data-message-id="${CSS.escape(messageId)}"]`) : null;
+    const where = m.replayed ? this.state.target : this.state.transcript;
+    const at = messageId ? where.querySelector<HTMLElement>(`.msg.user[data-message-id="${CSS.escape(messageId)}"]`) : null;
     // Only the last restore can be undone, and only until a turn starts (the sidecar keeps one): a restore's
     // or an undo's line takes the earlier buttons away; any other line (Compare's) leaves them.
     if (m.restored) this.dropUndo();
@@ -226,9 +228,9 @@ export class Transcript {
       let last: Element = at;
       while (last.nextElementSibling?.classList.contains('notice')) last = last.nextElementSibling;
       last.after(line);
-      line.scrollIntoView({ block: 'nearest' });
+      if (!m.replayed) line.scrollIntoView({ block: 'nearest' });
     } else {
-      this.state.transcript.appendChild(line);
+      where.appendChild(line);
     }
     this.viewport.contentChanged();
   }

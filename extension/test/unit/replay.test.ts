@@ -1,6 +1,6 @@
 // Replayed turn ends and prompts, the retry line and the final error, as the panel words them.
 import { describe, expect, it } from 'vitest';
-import { errorView, OlderTurns, REFUSED_HINT, planReplay, readable, replayCuts, replayState, RetryLine, retryLineText, sentPrompt, turnEndOf, turnEndView } from '../../src/webview/replay';
+import { errorView, OlderTurns, REFUSED_HINT, planReplay, readable, replayCuts, replayState, RetryLine, retryLineText, sentPrompt, noticeOf, turnEndOf, turnEndView } from '../../src/webview/replay';
 
 const chunk = (text: string, turnEnd?: unknown) => ({
   sessionUpdate: 'agent_message_chunk',
@@ -13,6 +13,13 @@ describe('turn ends in a replay', () => {
     expect(turnEndOf(chunk('\n\n_Stopped._', { stopReason: 'cancelled' }))).toEqual({ stopReason: 'cancelled' });
     expect(turnEndOf(chunk('Hello'))).toBeUndefined();
     expect(turnEndOf({ sessionUpdate: 'agent_message_chunk', _meta: { sidecar: { turnEnd: 'x' } } })).toBeUndefined();
+  });
+
+  it("a replayed restore's line (worded by the host) is a notice, not agent text; anything else there is not", () => {
+    const line = { text: 'Restored new.txt.', level: 'info', messageId: 'msg_1' };
+    expect(noticeOf({ sessionUpdate: 'agent_message_chunk', _meta: { sidecar: { notice: line } } })).toEqual(line);
+    expect(noticeOf({ sessionUpdate: 'agent_message_chunk', _meta: { sidecar: { notice: { text: 'x', level: 'loud' } } } })).toBeUndefined();
+    expect(noticeOf({ sessionUpdate: 'agent_message_chunk', _meta: null })).toBeUndefined();
   });
 
   it('drawn as live: nothing but the marker for end_turn, "Stopped." for cancelled, the reason otherwise', () => {

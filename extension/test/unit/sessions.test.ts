@@ -185,6 +185,30 @@ describe('checkpoints', () => {
     expect(undoReport({ restored: ['/ws/a.py', '/ws/b.py'], conflicts: [] }, rel)).toEqual({ text: 'Undid the restore: a.py, b.py are as before it.', level: 'info' });
   });
 
+  it('a replayed restore record reaches the panel with the line the live restore drew, in the same words', async () => {
+    sessions.roots = () => ['/ws'];
+    await sessions.prompt('first', []);
+    const record = (notice: Record<string, unknown>) => ({
+      sessionUpdate: 'agent_message_chunk' as const,
+      content: { type: 'text' as const, text: '' },
+      _meta: { sidecar: { restoreNotice: { restored: ['/ws/new.txt'], conflicts: [], files: true, conversation: false, toMessageId: 'msg_1', ...notice } as never } },
+    });
+    const lines = (updates: ReturnType<typeof record>[]) => {
+      posted = [];
+      for (const update of updates) sessions.onUpdate({ sessionId: 'S1', update });
+      return posted.map((m) => (m.type === 'update' && m.update.sessionUpdate === 'agent_message_chunk' ? (m.update._meta?.sidecar?.notice ?? null) : m));
+    };
+    expect(lines([record({ kind: 'rewind' }), record({ kind: 'undo' }), record({ kind: 'rewind', conversation: true })])).toEqual([
+      { text: 'Restored new.txt.', level: 'info', messageId: 'msg_1' },
+      { text: 'Undid the restore: new.txt is as before it.', level: 'info', messageId: 'msg_1' },
+      { text: 'Restored new.txt.', level: 'info' }, // the conversation went back: at the end
+    ]);
+    expect(lines([record({ kind: 'rewind', toolCallId: 'toolu_1', restored: [] }), record({ kind: 'rewind', files: false, restored: [], conversation: true })])).toEqual([
+      { text: 'No file to restore: that call and the later ones changed none.', level: 'info' },
+      null, // a conversation-only rewind drew no line
+    ]);
+  });
+
   it('restoring the conversation drops the message and what follows from the transcript; code only does not', async () => {
     conn.answers.set('_sidecar/sessions/rewind', () => ({ restored: ['/ws/notes.txt'], conflicts: [], historyLength: 2 }));
     sessions.roots = () => ['/ws'];
