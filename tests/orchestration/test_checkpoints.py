@@ -17,6 +17,17 @@ def use(name: str, **inp: Any) -> dict[str, Any]:
     return {"content": [{"type": "tool_use", "name": name, "input": inp}]}
 
 
+async def prompts(harness: Any, session: str, *texts: str) -> list[str]:
+    """Each text prompted in turn (each turn ends normally); their user message ids (the rewind ids)."""
+    ids = []
+    for text in texts:
+        result = await harness.process.request("session/prompt", {
+            "sessionId": session, "prompt": [{"type": "text", "text": text}]})
+        assert result["stopReason"] == "end_turn"
+        ids.append(result["_meta"]["sidecar"]["userMessageId"])
+    return ids
+
+
 async def test_rewind_restores_files_and_truncates(make_sidecar: MakeSidecar, workspace: Path,
                                                   model_server: ScriptedModelServer) -> None:
     hello, notes, readme, new = (workspace / n for n in ("hello.py", "notes.txt", "README.md", "new.txt"))
@@ -36,12 +47,7 @@ async def test_rewind_restores_files_and_truncates(make_sidecar: MakeSidecar, wo
     ])
     harness = await make_sidecar()
     session = await harness.new_session(workspace)
-    ids = []
-    for text in ("first change", "second change"):
-        result = await harness.process.request("session/prompt", {
-            "sessionId": session, "prompt": [{"type": "text", "text": text}]})
-        assert result["stopReason"] == "end_turn"
-        ids.append(result["_meta"]["sidecar"]["userMessageId"])
+    ids = await prompts(harness, session, "first change", "second change")
     assert hello.read_text() != originals[hello] and new.exists() and "BETA" in notes.read_text()
     # The user changes README.md after the agent: rewinding must not clobber that.
     readme.write_text("# Mine now\n")
@@ -99,12 +105,7 @@ async def test_rewind_after_load_in_a_fresh_process_covers_bash(make_sidecar: Ma
     first = await make_sidecar()
     session = await first.new_session(workspace)
     await first.process.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
-    ids = []
-    for text in ("first change", "second change"):
-        result = await first.process.request("session/prompt", {
-            "sessionId": session, "prompt": [{"type": "text", "text": text}]})
-        assert result["stopReason"] == "end_turn"
-        ids.append(result["_meta"]["sidecar"]["userMessageId"])
+    ids = await prompts(first, session, "first change", "second change")
     assert b"Howdy" in hello.read_bytes() and b"BETA" in notes.read_bytes() and gen.read_bytes() == b"made\n"
     assert b"tiny" in readme.read_bytes()
     await first.process.close()
@@ -243,25 +244,16 @@ async def test_an_undo_keeps_the_turn_snapshot_a_restore_waited_for(tmp_path: Pa
     checkpoints with that snapshot, or the turn has no restore point any more."""
     import threading
 
-    from sidecar.session import ConnectionState, Session
+    from sidecar.session import Session
     from sidecar.store import SessionStore
     from sidecar.workspace.checkpoints import Checkpoints
-
-    class Channel:
-        def __init__(self) -> None:
-            self.client_capabilities: dict[str, Any] = {}
-            self.state = ConnectionState()
-
-        async def request(self, method: str, params: dict[str, Any]) -> Any:
-            raise AssertionError(f"nothing is asked of the editor here: {method}")
-
-        async def notify(self, method: str, params: dict[str, Any]) -> None:
-            pass
+    from tests.permissions.perm_support import ScriptedChannel  # asks nothing: any request fails the test
 
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "kept.txt").write_bytes(b"as the user left it\n")
-    session = Session(id="sess_undo_snapshot", cwd=ws, channel=Channel(), store=SessionStore(tmp_path / "store"))  # type: ignore[arg-type]
+    session = Session(id="sess_undo_snapshot", cwd=ws, channel=ScriptedChannel(),
+                      store=SessionStore(tmp_path / "store"))
     cps = Checkpoints(session)
     # The second turn's snapshot is held until the restore waits for it (the real snapshot, later).
     entered, release = threading.Event(), threading.Event()
@@ -321,11 +313,7 @@ async def test_the_restore_lines_are_replayed_where_the_client_drew_them(
     ])
     harness = await make_sidecar()
     session = await harness.new_session(workspace)
-    ids = []
-    for text in ("first", "second"):
-        result = await harness.process.request("session/prompt", {
-            "sessionId": session, "prompt": [{"type": "text", "text": text}]})
-        ids.append(result["_meta"]["sidecar"]["userMessageId"])
+    ids = await prompts(harness, session, "first", "second")
     rewind = "_sidecar/sessions/rewind"
     restore = await harness.process.request(rewind, {"sessionId": session, "toMessageId": ids[0], "files": True,
                                                      "conversation": False})

@@ -17,6 +17,15 @@ def _wire(harness: Any, editor: Editor) -> None:
     harness.process.handlers["fs/write_text_file"] = editor.write
 
 
+async def _editor_session(make_sidecar: MakeSidecar, editor: Editor, workspace: Path, mode: str) -> tuple[Any, str]:
+    """A sidecar whose client serves ``editor``'s buffers (``fs/*``), and a session of ``workspace`` in ``mode``."""
+    harness = await make_sidecar(client_capabilities=FS)
+    _wire(harness, editor)
+    session = await harness.new_session(workspace)
+    await harness.process.request("session/set_mode", {"sessionId": session, "modeId": mode})
+    return harness, session
+
+
 async def _prompt(harness: Any, session: str, text: str) -> str:
     result = await harness.process.request("session/prompt", {"sessionId": session,
                                                               "prompt": [{"type": "text", "text": text}]})
@@ -46,10 +55,7 @@ async def test_rewind_hands_the_editor_back_its_text_and_reports_what_it_could_n
         _tool("toolu_e4", "Edit", file_path=str(dos), old_string="two", new_string="TWO"),
         _say("turn two done"),
     ])
-    harness = await make_sidecar(client_capabilities=FS)
-    _wire(harness, editor)
-    session = await harness.new_session(workspace)
-    await harness.process.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+    harness, session = await _editor_session(make_sidecar, editor, workspace, "bypassPermissions")
     first = await _prompt(harness, session, "first change")
     await _prompt(harness, session, "second change")
     assert editor.buffers[str(notes)] == "alpha\nBETA typed\nDELTA\n"
@@ -113,10 +119,7 @@ async def test_the_editor_record_survives_a_restart(
         _tool("toolu_e1", "Edit", file_path=str(notes), old_string="gamma", new_string="delta"),
         _say("done"),
     ])
-    first = await make_sidecar(client_capabilities=FS)
-    _wire(first, editor)
-    session = await first.new_session(workspace)
-    await first.process.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
+    first, session = await _editor_session(make_sidecar, editor, workspace, "acceptEdits")
     message = await _prompt(first, session, "change it")
     await first.process.close()
     assert editor.buffers[str(notes)] == "alpha\nbeta (unsaved)\ndelta\n"
@@ -158,11 +161,8 @@ async def test_an_editor_that_saves_at_once_is_restored_through_disk(
         _tool("toolu_e1", "Edit", file_path=str(notes), old_string="gamma", new_string="delta"),
         _say("done"),
     ])
-    harness = await make_sidecar(client_capabilities=FS)
-    _wire(harness, editor)
+    harness, session = await _editor_session(make_sidecar, editor, workspace, "acceptEdits")
     harness.process.handlers["fs/write_text_file"] = write_and_save
-    session = await harness.new_session(workspace)
-    await harness.process.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
     message = await _prompt(harness, session, "change it")
     assert notes.read_bytes() == b"alpha\nbeta\ndelta\n"
     writes = len([m for m, _ in editor.requests if m == "fs/write_text_file"])
@@ -189,10 +189,7 @@ async def test_a_restore_undone_can_hand_the_editor_its_text_again(
         _tool("toolu_b1", "Bash", command="printf 'made\\n' > gen.txt"),
         _say("done"),
     ])
-    harness = await make_sidecar(client_capabilities=FS)
-    _wire(harness, editor)
-    session = await harness.new_session(workspace)
-    await harness.process.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+    harness, session = await _editor_session(make_sidecar, editor, workspace, "bypassPermissions")
     message = await _prompt(harness, session, "change it")
     agents = editor.buffers[str(notes)]
     assert agents == typed.replace("gamma", "delta") and gen.read_bytes() == b"made\n"
