@@ -635,10 +635,17 @@ class Session:
     # keys only (``service``, ``find_service``, ``provide``).
     _services: dict[ServiceKey[Any], Any] = field(default_factory=dict, init=False, repr=False)
     prompt_task: asyncio.Task[Any] | None = None
+    # A session/prompt is being handled, from its acceptance to its answer: the hooks before its turn (the
+    # trust question, skills) included, where no ``prompt_task`` runs yet.
+    prompting: bool = False
     cancel_requested: bool = False
     # The permission gate (``sidecar.permissions.gate.PermissionGate``), attached by the composition root
     # (``govern``): reached as ``session.permissions``, typed by the surface its users call.
     _permissions: PermissionGatePort | None = field(default=None, init=False, repr=False)
+
+    def running_prompt(self) -> bool:
+        """A prompt is under way: a second one is refused, the session is not reloaded under it."""
+        return self.prompting or (self.prompt_task is not None and not self.prompt_task.done())
 
     def __post_init__(self) -> None:
         self.cwd = self.cwd.resolve()

@@ -317,7 +317,7 @@ class SessionCore:
         if saved is None:
             raise RpcError(RESOURCE_NOT_FOUND, f"No saved session {req.session_id}")
         live = self.sessions.get(req.session_id)
-        if live is not None and live.prompt_task is not None and not live.prompt_task.done():
+        if live is not None and live.running_prompt():
             raise agent_error("prompt_running", "That session is running a prompt; cancel it first")
         # ACP: a non-empty list is the loaded session's whole list; omitted or empty keeps the saved roots.
         session = Session(id=saved.id, cwd=Path(req.cwd or saved.cwd), channel=channel, store=self.store,
@@ -368,12 +368,21 @@ class SessionCore:
     async def prompt(self, params: dict[str, Any], channel: ClientChannel) -> dict[str, Any]:
         req = parse_prompt_params(params)
         session = self.session(req.session_id)
-        if session.prompt_task is not None and not session.prompt_task.done():
+        if session.running_prompt():
             raise agent_error("prompt_running", "A prompt is already running in this session; wait or cancel it")
         blocks = list(params.get("prompt") or [])
         turn = PromptTurn(session, blocks)
         if not turn.content():
             raise RpcError(INVALID_PARAMS, "Invalid params: prompt is empty")
+        # From here to the answer this prompt holds the session: before, a second prompt sent while the
+        # first waited in a hook before its turn (the workspace trust question) ran a second turn at once.
+        session.prompting = True
+        try:
+            return await self._prompt_accepted(session, turn, blocks)
+        finally:
+            session.prompting = False
+
+    async def _prompt_accepted(self, session: Session, turn: PromptTurn, blocks: list[Any]) -> dict[str, Any]:
         prompt_id = f"prompt_{uuid.uuid4().hex[:12]}"
         session.log.prompt(prompt_id, blocks, len(session.history))
         meter = session.find_service(USAGE_METER)

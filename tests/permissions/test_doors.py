@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.client.connection import SidecarProcess
+from sidecar.client.connection import RemoteError, SidecarProcess
 from sidecar.model.settings import DEFAULT_MODEL
 from sidecar.testing.scripted_server import ScriptedModelServer
 from tests.conftest import REPO, Harness, allow_once, reject_once, trust_workspace
@@ -230,6 +230,40 @@ async def test_trust_at_the_first_prompt_brings_the_project_mode_unless_the_user
     assert target.exists() is written
     if chosen is None:  # acceptEdits wrote it without asking
         assert kinds == ["workspace"]
+
+
+async def test_a_second_prompt_while_the_first_waits_on_the_trust_question_is_refused(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """The trust question is asked in a hook before the first prompt's turn starts: a second prompt sent
+    while it is open is refused (-32050 prompt_running), and only the first prompt's turn reaches the model.
+    Before, nothing held the session until the turn's task ran, so the second prompt ran a turn of its own
+    beside the first."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    refusals: list[Any] = []
+    session_id = ""
+
+    async def second_prompt_then_trust(params: dict[str, Any]) -> dict[str, Any]:
+        if ((params["toolCall"].get("_meta") or {}).get("sidecar") or {}).get("trust") == "workspace":
+            try:
+                await harness.process.request("session/prompt", {"sessionId": session_id, "prompt": [
+                    {"type": "text", "text": "second"}]})
+                refusals.append("answered")
+            except RemoteError as exc:
+                refusals.append((exc.code, (exc.data or {}).get("kind")))
+        return await trust_the_workspace_only(params)
+
+    harness.permission_policy = second_prompt_then_trust
+    model_server.add_turns([{"content": [{"type": "text", "text": "first answered"}]},
+                            {"content": [{"type": "text", "text": "second answered"}]}])
+    try:
+        session_id = (await new_session(harness, workspace))["sessionId"]
+        assert await harness.prompt(session_id, "first") == "end_turn"
+    finally:
+        await harness.process.close()
+    assert refusals == [(-32050, "prompt_running")]
+    assert len(model_server.message_requests()) == 1  # the first prompt's turn alone
 
 
 async def test_a_loaded_session_keeps_the_mode_its_user_chose_when_trust_comes(
