@@ -13,7 +13,6 @@ repeats the model call; tools run after a complete message, so none runs twice.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 import random
@@ -21,7 +20,7 @@ import sys
 import threading
 import typing
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sidecar.model import capabilities
@@ -96,6 +95,26 @@ class StreamCallbacks:
     on_block: BlockSink | None = None
     # A failed attempt will be retried after ``delay_s`` (the editor shows it while it waits).
     on_retry: Callable[[RetryInfo], Awaitable[None]] | None = None
+
+
+class _ShownOnce:
+    """A text sink across a call's attempts: each attempt's deltas are passed on only beyond what an
+    earlier attempt already passed on (its replay of the same start is not shown twice)."""
+
+    def __init__(self, sink: TextSink | None) -> None:
+        self.sink = sink
+        self.shown = 0  # characters passed on, across attempts
+        self.attempt = 0  # characters of this attempt so far
+
+    def new_attempt(self) -> None:
+        self.attempt = 0
+
+    async def add(self, delta: str) -> None:
+        start = self.attempt
+        self.attempt += len(delta)
+        if self.attempt > self.shown and self.sink is not None:
+            await self.sink(delta[max(0, self.shown - start):])
+            self.shown = self.attempt
 
 
 @dataclass
@@ -308,7 +327,7 @@ class ModelClient:
     def for_session(self) -> ModelClient:
         """A client with its own copy of the settings, sharing this one's HTTP connections: a session
         that changes its model (``/model``, the Config tool) changes no other session's."""
-        return ModelClient(dataclasses.replace(self.settings), shared=self._shared or self)
+        return ModelClient(replace(self.settings), shared=self._shared or self)
 
     @property
     def client(self) -> anthropic.AsyncAnthropic:
@@ -342,28 +361,22 @@ class ModelClient:
     async def stream(self, params: dict[str, Any], callbacks: StreamCallbacks | None = None) -> ModelReply:
         """One model call, streamed, retried as a whole on transient failure.
 
-        Text already shown to the user from a failed attempt is not shown twice: the next attempt's
-        text is passed on only beyond what was already sent.
+        Text and thinking already shown to the user from a failed attempt are not shown twice: the next
+        attempt's are passed on only beyond what was already sent.
         """
         cb = callbacks or StreamCallbacks()
         key_source = self.check_credentials().source
-        shown_text = 0  # characters of text already passed on (across attempts)
-        attempt_text = 0
-
-        async def on_text(delta: str) -> None:
-            nonlocal shown_text, attempt_text
-            start = attempt_text
-            attempt_text += len(delta)
-            if attempt_text > shown_text and cb.on_text:
-                await cb.on_text(delta[max(0, shown_text - start):])
-                shown_text = attempt_text
+        text = _ShownOnce(cb.on_text)
+        thinking = _ShownOnce(cb.on_thinking)
+        attempt_cb = replace(cb, on_thinking=thinking.add if cb.on_thinking else None)
 
         attempt = 0
         while True:
             attempt += 1
-            attempt_text = 0
+            text.new_attempt()
+            thinking.new_attempt()
             try:
-                return await self._attempt(params, cb, on_text, attempt)
+                return await self._attempt(params, attempt_cb, text.add, attempt)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

@@ -170,16 +170,20 @@ def client(model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch) -
 class Seen:
     def __init__(self) -> None:
         self.text: list[str] = []
+        self.thinking: list[str] = []
         self.retries: list[RetryInfo] = []
 
     def callbacks(self) -> StreamCallbacks:
         async def on_text(t: str) -> None:
             self.text.append(t)
 
+        async def on_thinking(t: str) -> None:
+            self.thinking.append(t)
+
         async def on_retry(info: RetryInfo) -> None:
             self.retries.append(info)
 
-        return StreamCallbacks(on_text=on_text, on_retry=on_retry)
+        return StreamCallbacks(on_text=on_text, on_thinking=on_thinking, on_retry=on_retry)
 
 
 def _params(messages: list[dict[str, Any]] = HELLO) -> dict[str, Any]:
@@ -219,6 +223,21 @@ async def test_an_overloaded_error_event_mid_stream_is_retried_without_repeating
     assert reply.content == [{"type": "text", "text": "Part one. Part two."}] and reply.attempts == 2
     assert "".join(seen.text) == "Part one. Part two."
     assert [(r.error_type, r.detail) for r in seen.retries] == [("overloaded_error", "Overloaded")]
+
+
+async def test_thinking_shown_before_a_retried_failure_is_not_shown_twice(
+        client: ModelClient, model_server: ScriptedModelServer) -> None:
+    """The editor shows thinking as it streams: the retried attempt's thinking starts again from its
+    beginning, and only what goes beyond what was shown is passed on (as for text)."""
+    turn = {"content": [{"type": "thinking", "thinking": "Look at the notes first."},
+                        {"type": "text", "text": "Done."}]}
+    model_server.add_turns([{"fault": "sse_error", "error_type": "overloaded_error", "after_blocks": 1,
+                             "turn": turn}, turn])
+    seen = Seen()
+    reply = await client.stream(_params(), seen.callbacks())
+    assert reply.attempts == 2 and reply.content[0]["thinking"] == "Look at the notes first."
+    assert "".join(seen.thinking) == "Look at the notes first."
+    assert "".join(seen.text) == "Done."
 
 
 async def test_an_invalid_request_error_event_mid_stream_is_a_clear_error(
