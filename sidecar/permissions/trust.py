@@ -332,15 +332,25 @@ class WorkspaceTrust:
         self.asked = True
         listing = "\n".join(f"- {line}" for line in offers)
         title = f"Trust the workspace {self.cwd}? It brings commands and settings that run or widen access"
-        answer = await self._ask("workspace", title, listing, {"workspace": str(self.cwd), "items": offers},
-                                 [("allow_once", "Trust for this session"),
-                                  ("allow_always", "Trust this workspace (remembered)"),
-                                  ("reject_once", "Do not trust"),
-                                  ("reject_always", "Never trust this workspace (remembered)")])
-        self.trusted = answer is not None and answer.startswith("allow")
+        try:
+            answer = await self._ask("workspace", title, listing, {"workspace": str(self.cwd), "items": offers},
+                                     [("allow_once", "Trust for this session"),
+                                      ("allow_always", "Trust this workspace (remembered)"),
+                                      ("reject_once", "Do not trust"),
+                                      ("reject_always", "Never trust this workspace (remembered)")])
+        except asyncio.CancelledError:
+            self.asked = False  # the prompt was stopped while the question was open: still undecided
+            raise
+        if answer is None:
+            # Dismissed, or answered "cancelled" because the prompt was stopped: nothing was decided, so the
+            # workspace stays untrusted for this prompt and the next prompt asks again.
+            self.asked = False
+            self.session.audit("workspace_trust", trusted=False, answer="cancelled", items=offers)
+            return False
+        self.trusted = answer.startswith("allow")
         if answer in ("allow_always", "reject_always"):
             self.store.set_workspace(self.cwd, self.trusted)
-        self.session.audit("workspace_trust", trusted=self.trusted, answer=answer or "cancelled", items=offers)
+        self.session.audit("workspace_trust", trusted=self.trusted, answer=answer, items=offers)
         return self.trusted
 
     def mcp_decision(self, offer: McpOffer) -> bool | None:

@@ -413,10 +413,9 @@ class SessionCore:
     async def _prompt_turn(self, turn: PromptTurn) -> dict[str, Any]:
         if await self._wait_for_turn_modules(turn.session):
             return self._with_meta({"stopReason": "cancelled"}, turn)
-        for before in self.before_prompt:
-            answered = await before(turn)
-            if answered is not None:
-                return self._with_meta(answered, turn)
+        answered = await self._before_turn(turn)
+        if answered is not None:
+            return self._with_meta(answered, turn)
         result = await self._run_prompt(turn)
         for after in self.after_prompt:
             try:
@@ -424,6 +423,32 @@ class SessionCore:
             except Exception:
                 log.exception("after-prompt hook failed")
         return self._with_meta(result, turn)
+
+    async def _before_turn(self, turn: PromptTurn) -> dict[str, Any] | None:
+        """The before-prompt hooks (the workspace trust question, a skill's expansion …) in a task of their
+        own that counts as the prompt's: ``session/cancel`` (or the request's own cancellation) stops them
+        and the prompt answers ``cancelled`` with no request sent. A hook's answer ends the prompt there."""
+        session = turn.session
+
+        async def hooks() -> dict[str, Any] | None:
+            for before in self.before_prompt:
+                answered = await before(turn)
+                if answered is not None:
+                    return answered
+            return None
+
+        task = asyncio.ensure_future(hooks())
+        session.prompt_task = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            session.cancel_requested = True
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            return {"stopReason": "cancelled"}
+        finally:
+            session.prompt_task = None
 
     async def _wait_for_turn_modules(self, session: Session) -> bool:
         """The first prompt of a fresh process waits for the warm-up's last stage (the SDK, the tools'

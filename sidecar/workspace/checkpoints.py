@@ -355,7 +355,7 @@ class Checkpoints:
         if tool_call is not None and params.get("conversation") is True:
             raise RpcError(INVALID_PARAMS, "Invalid params: a rewind to a toolCallId restores files only; "
                                            "send conversation: false, or rewind to the message without toolCallId")
-        if session.prompt_task is not None and not session.prompt_task.done():
+        if session.running_prompt():
             raise agent_error("prompt_running", "A prompt is running in this session; cancel it before rewinding")
         restore_files = params.get("files", True) is not False
         restore_conversation = tool_call is None and params.get("conversation", True) is not False
@@ -431,7 +431,7 @@ class Checkpoints:
         if undo is None or undo.id != params.get("undoId"):
             raise RpcError(RESOURCE_NOT_FOUND, "Nothing to undo: that restore was undone already, or a turn or "
                                                "another restore came after it")
-        if session.prompt_task is not None and not session.prompt_task.done():
+        if session.running_prompt():
             raise agent_error("prompt_running", "A prompt is running in this session; cancel it before undoing")
         async with self._lock:
             restored, conflicts = await asyncio.to_thread(self._put_back, undo)

@@ -266,6 +266,39 @@ async def test_a_second_prompt_while_the_first_waits_on_the_trust_question_is_re
     assert len(model_server.message_requests()) == 1  # the first prompt's turn alone
 
 
+async def test_stop_during_the_trust_question_stops_the_prompt_and_the_next_prompt_asks_again(
+        workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """session/cancel while the workspace trust question (a hook before the turn) is open: the prompt
+    answers cancelled and nothing reaches the model; the question was not answered, so the next prompt asks
+    it again. Before, the cancel was forgotten once the turn began: the prompt ran to end_turn and the
+    workspace was recorded as asked and untrusted for the rest of the session."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
+    harness = await start("acp", sidecar_env, model_server, tmp_path)
+    session_id = ""
+    asked = 0
+
+    async def cancel_at_the_first_question(params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal asked
+        asked += 1
+        if asked == 1:  # the user presses Stop; an ACP client then answers the open question "cancelled"
+            await harness.process.notify("session/cancel", {"sessionId": session_id})
+            return {"outcome": {"outcome": "cancelled"}}
+        return await trust_the_workspace_only(params)
+
+    harness.permission_policy = cancel_at_the_first_question
+    model_server.add_turns([{"content": [{"type": "text", "text": "second answered"}]}])
+    try:
+        session_id = (await new_session(harness, workspace))["sessionId"]
+        assert await harness.prompt(session_id, "first") == "cancelled"
+        assert model_server.message_requests() == []
+        assert await harness.prompt(session_id, "second") == "end_turn"
+    finally:
+        await harness.process.close()
+    assert trust_kinds(harness) == ["workspace", "workspace"]  # asked again, then trusted
+    assert len(model_server.message_requests()) == 1
+
+
 async def test_a_loaded_session_keeps_the_mode_its_user_chose_when_trust_comes(
         workspace: Path, sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path) -> None:
     """The choice is in the session's log: loaded by another sidecar, the session keeps ``default`` when
