@@ -115,13 +115,21 @@ async def test_a_command_killed_by_a_signal_reports_128_plus_its_number(
     assert (out.strip().splitlines()[0], status) == ("before", f"Exit code {code}")
 
 
-async def test_a_command_that_cannot_start_is_a_clear_error(session: Session, workspace: Path) -> None:
-    """Popen's OSError reaches the model as what went wrong, not as an internal error of the tool."""
+async def test_a_removed_working_directory_is_said_and_the_shell_goes_back_to_the_workspace(
+        session: Session, workspace: Path) -> None:
+    """The directory a `cd` moved the shell to is removed: the next command is not run (it would run
+    elsewhere than meant), the model reads why and where the shell is now, and the command after that runs
+    there. Before, every later command failed with "cannot be entered" and the advised `cd /abs && …` too
+    (the process could not start in the gone directory, so the `cd` never ran)."""
     (workspace / "sub").mkdir()
+    (workspace / "marker.txt").write_text("here\n")
     await run_bash(session, "cd sub")
     (workspace / "sub").rmdir()
-    with pytest.raises(ToolError, match=r"working directory .*sub cannot be entered \(No such file"):
+    with pytest.raises(ToolError, match=r"working directory .*sub no longer exists\. The working directory "
+                                        r"is now .*; run the command again"):
         await run_bash(session, "ls")
+    text, is_error = await run_bash(session, "ls")
+    assert not is_error and text.splitlines()[0] == "marker.txt"
 
 
 async def test_bash_not_found_reads_as_exit_127(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sidecar.errors import ToolError
 from sidecar.secrets import scrubbed_env
 from sidecar.session import ServiceKey
 from sidecar.tools.bash import runner, sandbox
@@ -122,6 +123,13 @@ class ShellManager:
         cap: int | None = runner.FILE_CAP,
         report_cwd: bool = True,
     ) -> runner.RunningCommand:
+        if self.cwd != self.session.cwd and not self.cwd.is_dir():
+            # Removed since a command moved there: go back to the session's directory, and say so instead of
+            # running the command elsewhere than the model meant (an `rm` there would hit other files).
+            gone, self.cwd = self.cwd, self.session.cwd
+            raise ToolError(f"The command was not run: the working directory {gone} no longer exists. The "
+                            f"working directory is now {self.cwd}; run the command again (with `cd` to where "
+                            "it should run, if not there).", metadata={"subject": command, "exit_code": None})
         running = await runner.start(
             command,
             cwd=self.cwd,
