@@ -277,13 +277,14 @@ async def test_a_range_of_a_big_ascii_file_reads_as_the_whole_file_path_would(ag
 
 
 async def test_a_big_file_read_in_blocks_decodes_and_counts_as_the_whole_file_path(agent: Agent, ws: Path) -> None:
-    """The large-file scan reads 256 KiB blocks: a UTF-8 sequence or a CRLF cut by a block's end, a
+    """The large-file scan reads 256 KiB blocks: a UTF-8 sequence or a CRLF cut by a block's end (or a
+    sequence by a decoded piece's end), a
     latin-1 byte late in the file or ending a block (before ASCII) and a sequence cut by the file's end
     give the text (and encoding note) of the whole-file path."""
     from sidecar.tools.files import read as read_module
     from sidecar.workspace.textfile import decode
 
-    block = read_module.SCAN_BLOCK
+    block, piece = read_module.SCAN_BLOCK, read_module.DECODE_PIECE
     row = b"x = compute(1, 'y')  # a row of a big file\n"
 
     def filler(n: int) -> bytes:
@@ -300,6 +301,11 @@ async def test_a_big_file_read_in_blocks_decodes_and_counts_as_the_whole_file_pa
         "latin1_late": filler(12 * block) + b"caf\xe9\n" + filler(block),
         # a lone lead byte ending a block, an ASCII block, then a continuation byte: not UTF-8
         "lead_byte_at_block_end": filler(9 * block)[:-1] + b"\xc3" + filler(block) + b"\xa9\n" + filler(block),
+        # the same within a non-ASCII block, which is decoded DECODE_PIECE at a time (ASCII pieces skipped)
+        "utf8_cut_by_a_piece": filler(block + piece - 1) + "é\n".encode() + filler(piece) + "✓\n".encode()
+        + filler(5 * block),
+        "lead_byte_at_piece_end": filler(block + 2 * piece)[:-1] + b"\xc3" + filler(piece) + b"\xa9\n"
+        + "✓\n".encode() + filler(5 * block),
         "cut_at_end": filler(10 * block) + "end ✓".encode()[:-1],
         # numbers of 1 to 7 digits (the numbering pads each width's run of lines on its own)
         "million_lines": b"".join(b"%d\n" % (i % 10) for i in range(1_100_000)),
