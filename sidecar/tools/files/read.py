@@ -587,9 +587,7 @@ def _numbered_bytes(first: int, data: bytes, lo: int, hi: int) -> str | None:
         width = len(str(number))
         if number + lines > 10 ** width:  # the numbers get a digit more: that line starts the next piece
             lines = 10 ** width - number
-            cut = pos - 1
-            for _ in range(lines):
-                cut = data.index(b"\n", cut + 1)
+            cut = _line_start(data, lines, known=(0, pos)) - 1  # the newline ending the piece's last line
         # "%d" after literal padding, not "%6d": formatting without a width writes the digits straight
         # into the result (CPython's fast path), 2.5x faster. Every number of a piece has ``width`` digits.
         head = b" " * (6 - width) + b"%d\t"
