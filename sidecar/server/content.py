@@ -243,17 +243,18 @@ def replay_log(events: list[dict[str, Any]], describe: Describe | None = None) -
 def restore_notice_update(audit: dict[str, Any], conversation: bool) -> dict[str, Any] | None:
     """The line a client drew for a rewind (``event: "rewind"``) or an undone one, as a replayed
     ``agent_message_chunk`` with no text of its own and ``_meta.sidecar.restoreNotice`` = ``{kind:
-    "rewind"|"undo", restored, conflicts, files, conversation, toMessageId, toolCallId?}`` (the Sidecar
-    panel words it as it did live); None for a rewind the client showed no line for (the conversation
-    alone, nothing restored)."""
+    "rewind"|"undo", restored, restoredInEditor, conflicts, files, conversation, toMessageId,
+    toolCallId?}`` (the Sidecar panel words it as it did live); None for a rewind the client showed no
+    line for (the conversation alone, nothing restored)."""
     restored = [str(p) for p in audit.get("restored") or []]
+    in_editor = [str(p) for p in audit.get("restoredInEditor") or []]
     conflicts = [c for c in audit.get("conflicts") or [] if isinstance(c, dict)]
     # ``files`` is not in older logs: there a rewind that restored or left a file counts as one of files.
-    files = audit.get("files") is True or (audit.get("files") is None and bool(restored or conflicts))
+    files = audit.get("files") is True or (audit.get("files") is None and bool(restored or in_editor or conflicts))
     kind = "undo" if audit.get("event") == "rewind_undone" else "rewind"
-    if kind == "rewind" and not files and not restored and not conflicts:
+    if kind == "rewind" and not files and not restored and not in_editor and not conflicts:
         return None
-    notice: dict[str, Any] = {"kind": kind, "restored": restored,
+    notice: dict[str, Any] = {"kind": kind, "restored": restored, "restoredInEditor": in_editor,
                               "conflicts": [{"path": str(c.get("path", "")), "reason": str(c.get("reason", ""))}
                                             for c in conflicts],
                               "files": files, "conversation": conversation}

@@ -330,12 +330,12 @@ async def test_the_restore_lines_are_replayed_where_the_client_drew_them(
 
     shown = [(i, n) for i, u in enumerate(replayed) if (n := notice(u)) is not None]
     assert [n for _, n in shown] == [
-        {"kind": "rewind", "restored": sorted(map(str, (new, notes))), "conflicts": [], "files": True,
-         "conversation": False, "toMessageId": ids[0]},
-        {"kind": "undo", "restored": sorted(map(str, (new, notes))), "conflicts": [], "files": True,
-         "conversation": False, "toMessageId": ids[0]},
-        {"kind": "rewind", "restored": [str(notes)], "conflicts": [], "files": True, "conversation": True,
-         "toMessageId": ids[1]},
+        {"kind": "rewind", "restored": sorted(map(str, (new, notes))), "restoredInEditor": [], "conflicts": [],
+         "files": True, "conversation": False, "toMessageId": ids[0]},
+        {"kind": "undo", "restored": sorted(map(str, (new, notes))), "restoredInEditor": [], "conflicts": [],
+         "files": True, "conversation": False, "toMessageId": ids[0]},
+        {"kind": "rewind", "restored": [str(notes)], "restoredInEditor": [], "conflicts": [], "files": True,
+         "conversation": True, "toMessageId": ids[1]},
     ]
     assert all(replayed[i]["sessionUpdate"] == "agent_message_chunk" and replayed[i]["content"]["text"] == ""
                for i, _ in shown)

@@ -88,6 +88,8 @@ export function promptError(e: unknown): PromptError {
 
 export interface RewindResult {
   restored: string[];
+  /** paths whose earlier text was handed back to the editor (an unsaved buffer), not written to disk */
+  restoredInEditor?: string[];
   conflicts: { path: string; reason: string }[];
 }
 
@@ -97,12 +99,16 @@ export interface RewindResult {
  */
 export function rewindReport(r: RewindResult, files: boolean, rel: (path: string) => string): { text: string; level: 'info' | 'warning' } | null {
   const restored = r.restored.map(rel);
+  const inEditor = (r.restoredInEditor ?? []).map(rel);
+  const done = [
+    ...(restored.length ? [`Restored ${restored.join(', ')}.`] : []),
+    ...(inEditor.length ? [`Put the earlier text of ${inEditor.join(', ')} back in the editor (not saved).`] : []),
+  ].join(' ');
   if (r.conflicts.length) {
     const kept = r.conflicts.map((c) => `${rel(c.path)} (${c.reason})`).join('; ');
-    const done = restored.length ? `Restored ${restored.join(', ')}. ` : '';
-    return { text: `${done}Not restored: ${kept}.`, level: 'warning' };
+    return { text: `${done ? `${done} ` : ''}Not restored: ${kept}.`, level: 'warning' };
   }
-  if (restored.length) return { text: `Restored ${restored.join(', ')}.`, level: 'info' };
+  if (done) return { text: done, level: 'info' };
   return files ? { text: 'No file to restore: the turns after this message changed none.', level: 'info' } : null;
 }
 
@@ -117,7 +123,7 @@ export function toolCallRestoreReport(r: RewindResult, rel: (path: string) => st
  * under its message for a files-only restore of a message and its undo; null where live drew none.
  */
 export function restoreLine(r: RestoreNotice, rel: (path: string) => string): NoticeLine | null {
-  const result = { restored: r.restored, conflicts: r.conflicts };
+  const result = { restored: r.restored, restoredInEditor: r.restoredInEditor ?? [], conflicts: r.conflicts };
   const line = r.kind === 'undo' ? undoReport(result, rel) : r.toolCallId ? toolCallRestoreReport(result, rel) : rewindReport(result, r.files, rel);
   if (!line) return null;
   return !r.conversation && !r.toolCallId && r.toMessageId ? { ...line, messageId: r.toMessageId } : line;
@@ -438,11 +444,12 @@ export class Sessions {
     if (this.busy) throw new Error('A turn is running: stop it before restoring.');
     const r = (await this.conn().sendRequest(SessionsRewind, { sessionId: this.sessionId, toMessageId: messageId, files, conversation })) as {
       restored?: string[];
+      restoredInEditor?: string[];
       conflicts?: { path: string; reason: string }[];
       undoId?: string;
     } | null;
     if (conversation) this.view.post({ type: 'truncate', messageId });
-    const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
+    const result = { restored: r?.restored ?? [], restoredInEditor: r?.restoredInEditor ?? [], conflicts: r?.conflicts ?? [] };
     const report = rewindReport(result, files, (p) => this.relative(p));
     // Beside the message when it stays (files only), with "Undo restore" when the sidecar can put them back;
     // where it was, at the end, when the conversation went back.
@@ -485,10 +492,11 @@ export class Sessions {
     if (this.busy) throw new Error('A turn is running: stop it before restoring.');
     const r = (await this.conn().sendRequest(SessionsRewind, { sessionId: this.sessionId, toolCallId, files: true, conversation: false })) as {
       restored?: string[];
+      restoredInEditor?: string[];
       conflicts?: { path: string; reason: string }[];
       undoId?: string;
     } | null;
-    const result = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
+    const result = { restored: r?.restored ?? [], restoredInEditor: r?.restoredInEditor ?? [], conflicts: r?.conflicts ?? [] };
     const report = toolCallRestoreReport(result, (p) => this.relative(p));
     // The conversation stays, so the sidecar can put the files back: "Undo restore" as after a message's restore.
     const undo = typeof r?.undoId === 'string' ? { undoId: r.undoId } : {};

@@ -64,6 +64,8 @@ export interface TurnEnd {
 export interface RestoreNotice {
   kind: 'rewind' | 'undo';
   restored: string[];
+  /** paths whose earlier text went back to the editor's unsaved buffer instead of the disk */
+  restoredInEditor?: string[];
   conflicts: { path: string; reason: string }[];
   /** the rewind restored files (a conversation-only rewind that changed none drew no line) */
   files: boolean;

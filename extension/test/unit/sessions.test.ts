@@ -162,6 +162,12 @@ describe('checkpoints', () => {
     });
     expect(rewindReport({ restored: [], conflicts: [] }, true, rel)?.text).toBe('No file to restore: the turns after this message changed none.');
     expect(rewindReport({ restored: [], conflicts: [] }, false, rel)).toBeNull();
+    // A file open with unsaved changes gets its earlier text back in the editor, not on disk: said as such
+    // (it read "No file to restore" before).
+    expect(rewindReport({ restored: [], restoredInEditor: ['/ws/c.py'], conflicts: [] }, true, rel)).toEqual({
+      text: 'Put the earlier text of c.py back in the editor (not saved).', level: 'info' });
+    expect(rewindReport({ restored: ['/ws/a.py'], restoredInEditor: ['/ws/c.py'], conflicts: [{ path: '/ws/b.py', reason: 'changed' }] }, true, rel)).toEqual({
+      text: 'Restored a.py. Put the earlier text of c.py back in the editor (not saved). Not restored: b.py (changed).', level: 'warning' });
   });
 
   it('a files-only restore offers "Undo restore", which asks undo_rewind and tells what went back', async () => {
