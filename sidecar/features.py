@@ -111,8 +111,12 @@ async def resolve_trust(session: Session) -> None:
             # Memory imports refused until now are read: the next request carries them (one prompt-cache
             # miss, once; the user asked for it by trusting). Built first (git runs: off the loop), then
             # the grant applies at once, with no await before the mode is decided.
-            system_prompt = await asyncio.to_thread(build_system_prompt, session.cwd, session.roots,
-                                                    allow=trust.import_allowed)
+            try:
+                system_prompt = await asyncio.to_thread(build_system_prompt, session.cwd, session.roots,
+                                                        allow=trust.import_allowed)
+            except BaseException:
+                trust.granted_pending = True  # not applied (stopped, or the prompt failed): the next prompt does
+                raise
             session.permissions.trust_changed()
             session.system_prompt = system_prompt
             # A defaultMode the trusted settings bring applies only before the first prompt, and never over

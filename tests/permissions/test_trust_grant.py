@@ -63,3 +63,40 @@ async def test_a_prompt_sent_while_the_grant_builds_the_prompt_waits_for_it(
     system_prompt, mode = await second
     assert "OUTSIDE-MARKER" in system_prompt and mode == "acceptEdits"
     assert session.mode == "acceptEdits"
+
+
+async def test_a_prompt_stopped_while_the_grant_builds_the_prompt_leaves_the_grant_for_the_next(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stop (session/cancel) while the grant's system prompt is built: nothing of the grant applied, and
+    the next prompt applies all of it (the prompt with the memory import, the trusted defaultMode). Before,
+    the pending grant was cleared first and lost with the stopped build."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_settings(ws / ".claude" / "settings.json", {"permissions": {"defaultMode": "acceptEdits"}})
+    (tmp_path / "outside.md").write_text("OUTSIDE-MARKER\n")
+    (ws / "CLAUDE.md").write_text(f"@{tmp_path / 'outside.md'}\n")
+    _commit_all(ws, real_git)
+    held = tmp_path / "held-git"
+    (held / "bin").mkdir(parents=True)
+    (held / "bin" / "git").write_text(HELD_GIT.format(git=real_git))
+    (held / "bin" / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{held / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setenv("HELD_GIT_DIR", str(held))
+
+    session = make_session(ws, trusted=False)
+    trust = trust_of(session)
+    assert trust is not None
+    trust.trusted, trust.granted_pending = True, True
+    stopped = asyncio.create_task(resolve_trust(session))
+    while not (held / "started").exists():
+        assert not stopped.done()
+        await asyncio.sleep(0.01)
+    stopped.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stopped
+    assert session.mode == "default" and "OUTSIDE-MARKER" not in (session.system_prompt or "")
+    (held / "go").touch()  # git answers at once from now on
+    await resolve_trust(session)  # the next prompt
+    assert "OUTSIDE-MARKER" in (session.system_prompt or "") and session.mode == "acceptEdits"
