@@ -18,6 +18,12 @@ package would load at once, as now.
 A package whose ``__init__`` does anything else (another statement, a star or absolute import, a name that
 is also one of its submodules' names, whose binding would depend on the order of imports) is imported as
 usual: another SDK version may import more, never wrongly. No SDK file is changed, nothing of it copied.
+
+One difference from the plain import is kept on purpose: a submodule of such a package is bound as the
+package's attribute only once it is imported (``anthropic.types.message_param`` after ``import
+anthropic`` alone raises AttributeError; ``import anthropic.types.message_param`` or ``from
+anthropic.types.message_param import …`` work as ever). The re-exported names are what the SDK documents;
+nothing in the sidecar reaches a submodule as an attribute.
 """
 
 from __future__ import annotations
