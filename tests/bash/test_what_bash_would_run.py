@@ -150,3 +150,19 @@ async def test_a_signal_reads_as_128_plus_its_number_without_a_pidfd(
     program(tmp_path / "bin", "die29", "#!/bin/sh\nulimit -c 0\nkill -SEGV $$\n")
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"}
     assert await ran("die29", tmp_path, env, sandboxed=False) == ("", "Exit code 139")
+
+
+async def test_a_script_whose_interpreter_is_missing_reads_as_bash_says_it(tmp_path: Path) -> None:
+    """On the bash-less path execve's ENOENT names the missing #! interpreter, not the script: the model
+    reads bash's words ("cannot execute: required file not found"), not "No such file" for a file that is
+    there, and no .cwd file is left behind by a start that failed."""
+    bin_dir = tmp_path / "bin"
+    program(bin_dir, "orphan29", "#!/nonexistent/interpreter\necho never\n")
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    assert runner.plain_argv("orphan29", env) is not None
+    with pytest.raises(ToolError, match=r"orphan29: cannot execute: required file not found\nExit code 127"):
+        await ran("orphan29", tmp_path, env, sandboxed=False)
+    out = tmp_path / "out-trap.log"
+    with pytest.raises(ToolError):
+        await runner.start("cd / && orphan29", cwd=tmp_path / "gone", env=env, policy=None, output_path=out)
+    assert not out.with_suffix(".cwd").exists()

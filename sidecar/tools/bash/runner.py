@@ -614,6 +614,7 @@ async def start(
         cwd_path = output_path.with_suffix(".cwd")
         cwd_fd = os.open(cwd_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     plain = None if report_cwd else plain_argv(command, env)
+    program: str | None = None
     if plain is not None:
         argv, program = plain
         env = {**env, "PWD": str(cwd), "_": program}
@@ -647,8 +648,11 @@ async def start(
         os.close(read_fd)
         if policy is not None:
             policy.cleanup()
+        if cwd_path is not None:  # nothing will report a directory into it
+            with contextlib.suppress(OSError):
+                cwd_path.unlink()
         if isinstance(exc, OSError):
-            raise not_started(exc, command, cwd) from exc
+            raise not_started(exc, command, cwd, program) from exc
         raise
     finally:
         if report_cwd:
@@ -661,7 +665,7 @@ async def start(
                           on_exit=policy.cleanup if policy is not None and policy.placeholders else None)
 
 
-def not_started(exc: OSError, command: str, cwd: Path) -> ToolError:
+def not_started(exc: OSError, command: str, cwd: Path, program: str | None = None) -> ToolError:
     """What the model reads when the command's process could not start (Popen raised): the reason, and the
     exit code bash gives a command it cannot run (127: not found, 126: found but not executable)."""
     if exc.filename == str(cwd):
@@ -670,7 +674,11 @@ def not_started(exc: OSError, command: str, cwd: Path) -> ToolError:
             "Run it from an existing directory (`cd /absolute/path && ...`).",
             metadata={"subject": command, "exit_code": None})
     code = 127 if exc.errno == errno.ENOENT else 126
-    return ToolError(f"bash: {exc.filename}: {exc.strerror}\nExit code {code} (the command did not start)",
+    # ENOENT for a program that was found (bash-less: ``program``, its path): its #! interpreter is missing.
+    # Said as bash says it, not "No such file" for a file that is there.
+    exists = exc.errno == errno.ENOENT and program is not None and os.path.isfile(program)
+    reason = "cannot execute: required file not found" if exists else exc.strerror
+    return ToolError(f"bash: {exc.filename}: {reason}\nExit code {code} (the command did not start)",
                      metadata={"subject": command, "exit_code": code})
 
 
