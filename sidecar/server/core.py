@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sidecar import DISTRIBUTION, version
 from sidecar.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError, agent_error
@@ -64,6 +64,14 @@ MODE_INFO = [
 ]
 
 Handler = Callable[[dict[str, Any], ClientChannel], Awaitable[Any]]
+
+
+_T = TypeVar("_T")
+
+
+class _PromptStopped(Exception):
+    """A step of a prompt was stopped (``session/cancel``, or its request cancelled): the prompt answers
+    ``cancelled``."""
 
 
 @dataclass
@@ -437,7 +445,17 @@ class SessionCore:
                     return answered
             return None
 
-        task = asyncio.ensure_future(hooks())
+        try:
+            return await self._as_prompt_task(session, hooks())
+        except _PromptStopped:
+            return {"stopReason": "cancelled"}
+
+    @staticmethod
+    async def _as_prompt_task(session: Session, step: Awaitable[_T]) -> _T:
+        """One step of a prompt (the warm-up wait, the hooks before the turn, the turn) in a task that is the
+        session's ``prompt_task`` meanwhile: ``session/cancel``, or the transport cancelling the request itself
+        (``$/cancel_request``, ``$/cancelRequest``), stops it and raises ``_PromptStopped``."""
+        task = asyncio.ensure_future(step)
         session.prompt_task = task
         try:
             return await asyncio.shield(task)
@@ -446,7 +464,7 @@ class SessionCore:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            return {"stopReason": "cancelled"}
+            raise _PromptStopped from None
         finally:
             session.prompt_task = None
 
@@ -456,16 +474,10 @@ class SessionCore:
         prompt is refused, ``session/cancel`` ends it). True when it was cancelled while waiting."""
         if not self._warming or self.turn_ready.is_set():
             return False
-        waiting = asyncio.ensure_future(self.ready(self.turn_ready))
-        session.prompt_task = waiting
         try:
-            await asyncio.shield(waiting)
-        except asyncio.CancelledError:
-            waiting.cancel()
-            session.cancel_requested = True
+            await self._as_prompt_task(session, self.ready(self.turn_ready))
+        except _PromptStopped:
             return True
-        finally:
-            session.prompt_task = None
         return False
 
     @staticmethod
@@ -486,17 +498,9 @@ class SessionCore:
             session.log.title(session.title)
         agent = self.main_agent(session)
         session.cancel_requested = False
-        task = asyncio.create_task(self._run_agent(agent, turn))
-        session.prompt_task = task
         try:
-            stop_reason = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            # session/cancel, or the transport cancelled the request itself ($/cancel_request,
-            # $/cancelRequest): either way the turn stops and the prompt answers "cancelled".
-            session.cancel_requested = True
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            stop_reason = await self._as_prompt_task(session, self._run_agent(agent, turn))
+        except _PromptStopped:  # the turn stops and the prompt answers "cancelled"
             return {"stopReason": "cancelled"}
         except ModelError as exc:
             auth = auth_rpc_error(exc, session.service(MODEL).settings)
@@ -509,8 +513,6 @@ class SessionCore:
                 error.data.update({"errorType": exc.error_type, "providerMessage": exc.detail,
                                    "attempts": exc.attempts})
             raise error from None
-        finally:
-            session.prompt_task = None
         return {"stopReason": stop_reason}
 
     @staticmethod
