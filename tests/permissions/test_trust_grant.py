@@ -18,8 +18,10 @@ from tests.permissions.perm_support import make_session, write_settings
 from tests.server.test_never_stalls import HELD_GIT, _commit_all
 
 
-async def test_a_prompt_sent_while_the_grant_builds_the_prompt_waits_for_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def held_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A repository (with a HEAD: the prompt's git status runs) whose trusted settings bring acceptEdits and
+    whose CLAUDE.md imports a file outside it; ``git status`` waits for ``<held>/go`` (``<held>/started``
+    once it waits). Returns (workspace, held)."""
     real_git = shutil.which("git")
     assert real_git is not None
     ws = tmp_path / "ws"
@@ -27,13 +29,19 @@ async def test_a_prompt_sent_while_the_grant_builds_the_prompt_waits_for_it(
     write_settings(ws / ".claude" / "settings.json", {"permissions": {"defaultMode": "acceptEdits"}})
     (tmp_path / "outside.md").write_text("OUTSIDE-MARKER\n")
     (ws / "CLAUDE.md").write_text(f"@{tmp_path / 'outside.md'}\n")
-    _commit_all(ws, real_git)  # a repository with a HEAD: the prompt's git status runs
+    _commit_all(ws, real_git)
     held = tmp_path / "held-git"
     (held / "bin").mkdir(parents=True)
     (held / "bin" / "git").write_text(HELD_GIT.format(git=real_git))
     (held / "bin" / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{held / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setenv("HELD_GIT_DIR", str(held))
+    return ws, held
+
+
+async def test_a_prompt_sent_while_the_grant_builds_the_prompt_waits_for_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, held = held_workspace(tmp_path, monkeypatch)
 
     session = make_session(ws, trusted=False)  # the editor's Restricted Mode, then trust granted
     assert session.mode == "default"
@@ -70,20 +78,7 @@ async def test_a_prompt_stopped_while_the_grant_builds_the_prompt_leaves_the_gra
     """Stop (session/cancel) while the grant's system prompt is built: nothing of the grant applied, and
     the next prompt applies all of it (the prompt with the memory import, the trusted defaultMode). Before,
     the pending grant was cleared first and lost with the stopped build."""
-    real_git = shutil.which("git")
-    assert real_git is not None
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_settings(ws / ".claude" / "settings.json", {"permissions": {"defaultMode": "acceptEdits"}})
-    (tmp_path / "outside.md").write_text("OUTSIDE-MARKER\n")
-    (ws / "CLAUDE.md").write_text(f"@{tmp_path / 'outside.md'}\n")
-    _commit_all(ws, real_git)
-    held = tmp_path / "held-git"
-    (held / "bin").mkdir(parents=True)
-    (held / "bin" / "git").write_text(HELD_GIT.format(git=real_git))
-    (held / "bin" / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{held / 'bin'}:{os.environ['PATH']}")
-    monkeypatch.setenv("HELD_GIT_DIR", str(held))
+    ws, held = held_workspace(tmp_path, monkeypatch)
 
     session = make_session(ws, trusted=False)
     trust = trust_of(session)
