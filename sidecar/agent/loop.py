@@ -294,9 +294,18 @@ class AgentLoop:
                 params["agent"] = self.label
             await self.session.client.model_retry(params)
 
+        async def on_block_start(block: dict[str, Any]) -> None:
+            if block.get("type") == "tool_use":
+                tool = self.registry.get(str(block.get("name")))
+                if tool is not None:
+                    try:
+                        tool.anticipate(self.session)
+                    except Exception:  # a head start, never a reason for the turn to fail
+                        log.exception("%s could not prepare for its call", tool.name)
+
         try:
             reply = await self.model.stream(self.build_request(), StreamCallbacks(
-                on_text=on_text, on_thinking=on_thinking, on_retry=on_retry))
+                on_text=on_text, on_thinking=on_thinking, on_retry=on_retry, on_block_start=on_block_start))
         finally:
             await thought_out.flush()
             await text_out.flush()

@@ -93,6 +93,8 @@ class StreamCallbacks:
     on_thinking: TextSink | None = None
     # A content block finished (tool_use blocks are announced to the editor from here).
     on_block: BlockSink | None = None
+    # A content block began (for a tool_use block: the tool's name is known, its input still streams).
+    on_block_start: BlockSink | None = None
     # A failed attempt will be retried after ``delay_s`` (the editor shows it while it waits).
     on_retry: Callable[[RetryInfo], Awaitable[None]] | None = None
 
@@ -404,7 +406,7 @@ class ModelClient:
         ``error`` event raises what the SDK's stream raised for it."""
         import anthropic
 
-        builder = MessageBuilder(on_text, cb.on_thinking, cb.on_block)
+        builder = MessageBuilder(on_text, cb.on_thinking, cb.on_block, cb.on_block_start)
         content, headers = request_body(params)
         stream = await self.client.post(MESSAGES_PATH, cast_to=object, content=content, options={"headers": headers},
                                         stream=True, stream_cls=anthropic.AsyncStream[object])

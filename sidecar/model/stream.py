@@ -63,13 +63,15 @@ def parse_tool_input(buffer: str) -> Any:
 
 class MessageBuilder:
     """One attempt's message, built event by event (``feed``); ``on_text``/``on_thinking`` get each delta,
-    ``on_block`` each finished block (as it will be in the final message)."""
+    ``on_block`` each finished block (as it will be in the final message), ``on_block_start`` each block
+    as it begins (a tool_use block's name, its input still to come)."""
 
     def __init__(self, on_text: TextSink | None = None, on_thinking: TextSink | None = None,
-                 on_block: BlockSink | None = None) -> None:
+                 on_block: BlockSink | None = None, on_block_start: BlockSink | None = None) -> None:
         self.on_text = on_text
         self.on_thinking = on_thinking
         self.on_block = on_block
+        self.on_block_start = on_block_start
         self.message: dict[str, Any] | None = None
         self.content: list[dict[str, Any]] = []
         self.usage: dict[str, Any] = {}
@@ -110,6 +112,8 @@ class MessageBuilder:
         elif kind == "content_block_start":
             self._started()
             self.content.append(dict(data["content_block"]))
+            if self.on_block_start is not None:
+                await self.on_block_start(self.content[-1])
         elif kind == "content_block_stop":
             index = data["index"]
             self._block(data)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from sidecar.permissions.request import PermissionRequest
 
 if TYPE_CHECKING:
+    from sidecar.session import Session
     from sidecar.tools.context import ToolContext
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
@@ -151,6 +152,11 @@ class Tool(ABC, Generic[InputT]):
 
     def locations(self, inp: InputT) -> list[Location]:
         return []
+
+    def anticipate(self, session: Session) -> None:
+        """The model has begun a call of this tool, its input still streaming: start, without blocking,
+        what any call of it will need (Bash: its read-only sandbox). It runs nothing the call asks for,
+        so it comes before governance; the call itself goes through it as every call does."""
 
     # ---- governance -----------------------------------------------------------------------
     def is_read_only(self, inp: InputT) -> bool:

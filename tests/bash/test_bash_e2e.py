@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sidecar.testing.scripted_server import ScriptedModelServer
+from sidecar.tools.bash import sandbox
 from tests.bash.test_bash_runtime import procs_running
 from tests.conftest import Harness
 
@@ -67,3 +71,23 @@ async def test_cancel_during_a_long_command_leaves_no_process(
             break
         await asyncio.sleep(0.05)
     assert procs_running("sleep 64.") == []
+
+
+async def test_the_first_read_only_command_runs_in_a_sandbox_started_while_it_streamed(
+    acp_sidecar: Harness, workspace: Path, model_server: ScriptedModelServer
+) -> None:
+    """The sandbox is started when the tool_use block begins (``Tool.anticipate``), so the command's process
+    is older than the end of the stream: here its input streams for ~1 s, and the process that prints its
+    own start time (``cat``: field 22 of /proc/self/stat, in clock ticks since boot) began well before it
+    ran. Without the head start it begins when it runs (age ~0.01 s)."""
+    if not sandbox.available():
+        pytest.skip(f"no sandbox: {sandbox.unavailable_reason()}")
+    call = {"type": "tool_use", "name": "Bash", "input": {"command": "cat /proc/self/stat /proc/uptime"}}
+    model_server.add_turns([{"content": [call], "chunk_delay": 0.1, "json_chunk": 8},
+                            {"content": [{"type": "text", "text": "ok"}]}])
+    session = await acp_sidecar.new_session(workspace)
+    assert await acp_sidecar.prompt(session, "how old") == "end_turn"
+    stat, uptime = result_text(model_server.message_requests()[-1].tool_results()[-1]).splitlines()[:2]
+    started = int(stat[stat.rindex(")") + 2:].split()[19]) / os.sysconf("SC_CLK_TCK")
+    age = float(uptime.split()[0]) - started
+    assert age >= 0.3, age

@@ -32,6 +32,8 @@ from sidecar.workspace.gitenv import repo_programs
 if TYPE_CHECKING:  # imported with the pool, on the first long command: ~0.9 MB an idle sidecar never needs
     from concurrent.futures import ProcessPoolExecutor
 
+    from sidecar.session import Session
+
 CONCURRENCY_CHECK_CHARS = 2048
 # The builtins that move the shell. The classifier lists them wherever they are (``builtin cd``, ``eval``,
 # a subshell, a loop), and a read-only command can run nothing else that does (``source`` asks).
@@ -221,6 +223,11 @@ class Bash(Tool[BashInput]):
         """Where the session's shell is; a git command is judged with its repository's own settings."""
         return Where(shells_of(ctx.session).cwd, ctx.roots, git_programs=git_programs)
 
+    def anticipate(self, session: Session) -> None:
+        """A read-only sandbox started while the command still streams (docs/bash.md, "A sandbox started
+        ahead"): the session's first read-only command need not wait for bubblewrap either."""
+        shells_of(session).prepare_spare()
+
     def is_read_only(self, inp: BashInput) -> bool:
         # What a command reads depends on where it runs: ``is_concurrency_safe`` and ``may_write`` judge it
         # with the session's shell; without one it counts as a change.
@@ -346,6 +353,10 @@ class Bash(Tool[BashInput]):
             )
         timeout_ms = inp.timeout or runner.DEFAULT_TIMEOUT_MS
         await runner.run(running, timeout_ms, ctx.progress)
+        if analysis.read_only and policy is not None:
+            # The next read-only command's sandbox, made while the model answers (docs/bash.md, "A sandbox
+            # started ahead"); after this step's output is on its way.
+            asyncio.get_running_loop().call_soon(shells.prepare_spare, policy.network)
         return ended_output(inp, running, shells, timeout_ms, notes, sandboxed=policy is not None)
 
     async def _run_in_client_terminal(self, inp: BashInput, ctx: ToolContext,

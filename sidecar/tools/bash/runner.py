@@ -424,7 +424,7 @@ class ChildProcess:
     def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
         self._popen = popen
         self.pid = popen.pid
-        self._loop = loop
+        self.loop = loop
         self._exited: asyncio.Future[int] = loop.create_future()
         try:
             pidfd = os.pidfd_open(popen.pid)
@@ -448,7 +448,7 @@ class ChildProcess:
         code = self._popen.poll()  # reaps it, through Popen: its own bookkeeping stays right
         if code is None:
             return
-        self._loop.remove_reader(pidfd)
+        self.loop.remove_reader(pidfd)
         os.close(pidfd)
         if not self._exited.done():
             self._exited.set_result(_as_bash_reports(code))
@@ -456,7 +456,7 @@ class ChildProcess:
     def _wait_in_thread(self) -> None:
         code = _as_bash_reports(self._popen.wait())
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            self._loop.call_soon_threadsafe(self._set_exited, code)
+            self.loop.call_soon_threadsafe(self._set_exited, code)
 
     def _set_exited(self, code: int) -> None:
         if not self._exited.done():
@@ -591,6 +591,123 @@ def _live_member(pgid: int) -> bool:
     return False
 
 
+# What a spare sandbox's bash runs while it waits (fd {fd}: the control pipe). It reads the command's working
+# directory, the program's path for ``_`` (as bash exports it to a program it runs; ``exec`` alone would
+# not) and argv (each item ended by a NUL), closes the pipe, goes there and execs the argv: the command
+# runs as if bwrap had started it there. ``cd`` exports OLDPWD (the spare's own directory), so it is put
+# back as it was; the loader's own variables are not exported. Builtins by name: a spare is started only
+# for an environment without exported functions (``can_spare``).
+_SPARE_LOADER = (
+    "IFS= builtin read -r -d '' d <&{fd} || exit 125\n"
+    "IFS= builtin read -r -d '' u <&{fd} || exit 125\n"
+    "a=()\n"
+    "while IFS= builtin read -r -d '' w <&{fd}; do a+=(\"$w\"); done\n"
+    "exec {fd}<&-\n"
+    "if [[ -v OLDPWD ]]; then o=$OLDPWD; builtin cd -- \"$d\" || exit 1; OLDPWD=$o\n"
+    "else builtin cd -- \"$d\" || exit 1; unset OLDPWD; fi\n"
+    "_=$u exec -- \"${{a[@]}}\"\n"
+)
+# A command's argv and directory go to the spare in one write to its pipe: at most this much (the pipe
+# holds 64 KiB; bash reads it a byte at a time, so a long script is not worth it).
+SPARE_PAYLOAD_MAX = 4096
+
+
+SpareKey = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]  # (sandbox arguments, environment)
+
+
+def spare_key(policy: sandbox.SandboxPolicy, env: dict[str, str]) -> SpareKey:
+    """What a spare sandbox must have been started with to run a command of ``policy`` and ``env``."""
+    return tuple(sandbox.sandbox_args(policy)), tuple(sorted(env.items()))
+
+
+def can_spare(env: dict[str, str]) -> str | None:
+    """The bash a spare sandbox's loader runs under ``env`` (None: no spare for it). As ``plain_argv``:
+    PATH of absolute entries (the loader's lookups are then the ones bwrap's and bash's would be), no
+    ``BASH_ENV`` or exported function (either would run code in the loader)."""
+    if "BASH_ENV" in env or any(name.startswith("BASH_FUNC_") for name in env):
+        return None
+    path = env.get("PATH")
+    if path is None or not all(entry.startswith("/") for entry in path.split(":")):
+        return None
+    return shutil.which("bash", path=path)
+
+
+@dataclass
+class SpareSandbox:
+    """A read-only sandbox started before the command it will run (docs/bash.md, "A sandbox started
+    ahead"): bubblewrap's namespaces and mounts take ~6.5 ms of a read-only step, so the next one is made
+    while the model is still answering. Its bash waits on ``control_fd`` for one command (``_SPARE_LOADER``)
+    and ends with it: every command still gets a sandbox of its own, no state carries from one to the next.
+    Used only for a command whose sandbox arguments and environment are the ones it was started with
+    (``key``), on the loop that started it."""
+
+    key: SpareKey
+    popen: subprocess.Popen[bytes]
+    control_fd: int
+    read_fd: int
+    loop: asyncio.AbstractEventLoop
+
+    @classmethod
+    def start(cls, policy: sandbox.SandboxPolicy, env: dict[str, str]) -> SpareSandbox | None:
+        """A spare for commands of ``policy`` and ``env``, or None (no sandbox, or no bash for it)."""
+        bash = can_spare(env)
+        key = spare_key(policy, env)
+        if bash is None or not key[0]:
+            return None
+        loop = asyncio.get_running_loop()
+        control_r, control_w = os.pipe()
+        read_fd, out_fd = os.pipe()
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(out_fd, 1031, 1 << 20)  # F_SETPIPE_SZ, as ``start``
+        try:
+            # On the loop's thread, like every command: --die-with-parent follows the thread that started it.
+            popen = subprocess.Popen(
+                [*key[0], "--chdir", "/", "--", bash, "-c", _SPARE_LOADER.format(fd=control_r)],
+                stdin=subprocess.DEVNULL, stdout=out_fd, stderr=out_fd, cwd="/", env=env,
+                start_new_session=_has_controlling_tty(),
+                process_group=None if _has_controlling_tty() else 0,
+                pass_fds=(control_r,),
+            )
+        except OSError:
+            os.close(control_w)
+            os.close(read_fd)
+            return None
+        finally:
+            os.close(control_r)
+            os.close(out_fd)
+        return cls(key, popen, control_w, read_fd, loop)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def discard(self) -> None:
+        """End it unused (its group killed, its pipes closed; Popen reaps it later)."""
+        kill_group(self.popen.pid, signal.SIGKILL)
+        for fd in (self.control_fd, self.read_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.popen.poll()
+
+    def run(self, argv: list[str], cwd: Path, program: str | None) -> bool:
+        """Hand it ``argv`` to run in ``cwd`` (``program``: its path, for ``_``); False (then discarded)
+        when it cannot take it."""
+        items = [os.fsencode(item) for item in (str(cwd), program or "", *argv)]
+        payload = b"".join(item + b"\0" for item in items)
+        if (len(payload) > SPARE_PAYLOAD_MAX or any(b"\0" in item for item in items)
+                or not self.alive() or asyncio.get_running_loop() is not self.loop):
+            self.discard()
+            return False
+        try:
+            os.write(self.control_fd, payload)
+        except OSError:
+            self.discard()
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.control_fd)
+        return True
+
+
 async def start(
     command: str,
     *,
@@ -600,6 +717,7 @@ async def start(
     policy: sandbox.SandboxPolicy | None,
     cap: int | None = FILE_CAP,
     report_cwd: bool = True,
+    spare: SpareSandbox | None = None,
 ) -> RunningCommand:
     """Start ``command``; its output goes to ``output_path``. ``policy`` None runs unsandboxed.
 
@@ -607,7 +725,8 @@ async def start(
     it without the EXIT trap. Without a trap bash execs a simple command instead of forking it first:
     3 ms of a sandboxed ``ls`` on this loaded machine (docs/performance.md, issue 29 "Fourth pass"). Such a
     command made of plain words runs without bash at all (``plain_argv``), with the ``PWD`` and ``_``
-    bash would have exported to it."""
+    bash would have exported to it. ``spare``: a sandbox started ahead for such a command (it runs there
+    when it was started for this policy and environment, else it is discarded)."""
     cwd_path: Path | None = None
     cwd_fd = -1
     if report_cwd:
@@ -617,9 +736,16 @@ async def start(
     program: str | None = None
     if plain is not None:
         argv, program = plain
-        env = {**env, "PWD": str(cwd), "_": program}
     else:
         argv = shell_argv(command_script(command, f"&{cwd_fd}") if report_cwd else command)
+    if spare is not None:
+        if (not report_cwd and policy is not None and spare.key == spare_key(policy, env)
+                and os.path.isdir(cwd) and spare.run(argv, cwd, program)):
+            return _started(command, ChildProcess(spare.popen, spare.loop), spare.read_fd, output_path, None,
+                            cap, policy)
+        spare.discard()
+    if plain is not None:
+        env = {**env, "PWD": str(cwd), "_": program or ""}
     read_fd, out_fd = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(out_fd, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer wake-ups for big outputs
@@ -658,7 +784,12 @@ async def start(
         if report_cwd:
             os.close(cwd_fd)
         os.close(out_fd)
-    pump = OutputPump(read_fd, output_path, cap, loop=loop)
+    return _started(command, proc, read_fd, output_path, cwd_path, cap, policy)
+
+
+def _started(command: str, proc: ChildProcess, read_fd: int, output_path: Path, cwd_path: Path | None,
+             cap: int | None, policy: sandbox.SandboxPolicy | None) -> RunningCommand:
+    pump = OutputPump(read_fd, output_path, cap, loop=proc.loop)
     # A background command's file is read while it runs (BashOutput): it is pumped to the file at once.
     pump.start(on_loop=cap is not None)
     return RunningCommand(command, proc, output_path, cwd_path, pump,

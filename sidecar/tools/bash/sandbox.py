@@ -282,9 +282,20 @@ def unavailable_reason() -> str:
 
 def wrap(argv: list[str], policy: SandboxPolicy, cwd: Path) -> list[str]:
     """``argv`` run inside the sandbox; ``argv`` unchanged when there is none."""
+    prefix = sandbox_args(policy)
+    if not prefix:
+        return argv
+    return [*prefix, "--chdir", str(cwd), "--", *argv]
+
+
+def sandbox_args(policy: SandboxPolicy) -> list[str]:
+    """The ``bwrap`` command line that makes the sandbox of ``policy``, up to its working directory and
+    the command ([] when there is no sandbox). Two sandboxes with the same arguments are the same
+    sandbox: a spare one started ahead is used only for a command whose arguments these are
+    (``runner.SpareSandbox``)."""
     bwrap = bubblewrap()
     if bwrap is None:
-        return argv
+        return []
     out = [
         bwrap,
         "--ro-bind",
@@ -307,5 +318,4 @@ def wrap(argv: list[str], policy: SandboxPolicy, cwd: Path) -> list[str]:
             out += ["--ro-bind", real, real]
     if not policy.network:
         out.append("--unshare-net")
-    out += ["--chdir", str(cwd), "--", *argv]
     return out

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # the classifier called read-only does. LESSOPEN/LESSCLOSE name an input preprocessor ``less`` runs on
 # each file; CDPATH sends a relative ``cd src`` to another folder than the one the classifier resolved.
 CHANGES_WHAT_RUNS = ("LESSOPEN", "LESSCLOSE", "CDPATH")
+# A spare sandbox nobody used for this long ends (two processes and two pipes less).
+SPARE_IDLE_S = 300.0
 
 
 @dataclass
@@ -71,6 +73,9 @@ class ShellManager:
         self._groups: set[int] = set()
         self.sandbox_note_given = False
         self._tmp = Path(tempfile.mkdtemp(prefix=f"sidecar-{session.id}-"))
+        # The read-only sandbox started ahead for the next command (``prepare_spare``), and when it was.
+        self._spare: runner.SpareSandbox | None = None
+        self._spare_timer: asyncio.TimerHandle | None = None
 
     # ---- where things go --------------------------------------------------------------------
     @property
@@ -130,17 +135,58 @@ class ShellManager:
             raise ToolError(f"The command was not run: the working directory {gone} no longer exists. The "
                             f"working directory is now {self.cwd}; run the command again (with `cd` to where "
                             "it should run, if not there).", metadata={"subject": command, "exit_code": None})
+        env = self.env()
+        spare = None
+        if not report_cwd and cap is not None and policy is not None and self._spare is not None \
+                and self._spare.key == runner.spare_key(policy, env):
+            spare = self._take_spare()
         running = await runner.start(
             command,
             cwd=self.cwd,
-            env=self.env(),
+            env=env,
             output_path=self.output_path(call_id),
             policy=policy,
             cap=cap,
             report_cwd=report_cwd,
+            spare=spare,
         )
         self._groups.add(running.pgid)
         return running
+
+    # ---- a sandbox ready ahead --------------------------------------------------------------
+    @property
+    def spare(self) -> runner.SpareSandbox | None:
+        """The read-only sandbox waiting for the next read-only command, if any."""
+        return self._spare
+
+    def prepare_spare(self, network: bool = False) -> None:
+        """Start the read-only sandbox the next read-only command will run in, unless one waits already
+        (docs/bash.md, "A sandbox started ahead"). It ends unused after ``SPARE_IDLE_S`` or with the session."""
+        policy = self.sandbox_policy(network, read_only=True)
+        env = self.env()
+        if (policy is not None and self._spare is not None and self._spare.alive()
+                and self._spare.key == runner.spare_key(policy, env)):
+            return
+        self._discard_spare()  # none, ended, or started for another environment or settings
+        if policy is None:
+            return
+        spare = runner.SpareSandbox.start(policy, env)
+        if spare is None:
+            return
+        self._spare = spare
+        self._spare_timer = spare.loop.call_later(SPARE_IDLE_S, self._discard_spare)
+
+    def _take_spare(self) -> runner.SpareSandbox | None:
+        spare, self._spare = self._spare, None
+        if self._spare_timer is not None:
+            self._spare_timer.cancel()
+            self._spare_timer = None
+        return spare
+
+    def _discard_spare(self) -> None:
+        spare = self._take_spare()
+        if spare is not None:
+            spare.discard()
 
     def update_cwd(self, running: EndsSomewhere) -> str | None:
         """Adopt the directory the command ended in; a note for the model when it changed or was reset."""
@@ -177,6 +223,7 @@ class ShellManager:
                 await shell.running.kill(grace=1.0)
             if shell.waiter is not None:
                 shell.waiter.cancel()
+        self._discard_spare()
         for pgid in list(self._groups):
             runner.kill_group(pgid, signal.SIGKILL)
         self._groups.clear()
