@@ -7,6 +7,10 @@ command gets a sandbox of its own, and no spare outlives its session."""
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,8 @@ import pytest
 from sidecar.session import Session
 from sidecar.tools.bash import runner, sandbox
 from sidecar.tools.bash.shells import shells_of
-from tests.bash.test_bash_runtime import pid_alive, run_bash
+from tests.bash.test_bash_runtime import pid_alive, procs_running, run_bash
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason=f"no sandbox: {sandbox.unavailable_reason()}")
 
@@ -50,8 +55,7 @@ async def without_spare(session: Session, command: str) -> str:
     shells = shells_of(session)
     if shells.spare is not None:
         shells._discard_spare()
-    text, err = await run_bash(session, command)
-    assert not err, text
+    text, _ = await run_bash(session, command)
     for _ in range(3):
         await asyncio.sleep(0)
     shells._discard_spare()  # the one this command left: the next command starts its own sandbox
@@ -59,7 +63,7 @@ async def without_spare(session: Session, command: str) -> str:
 
 
 @pytest.mark.parametrize("command", ["env", "bash -c 'env; echo $SHLVL $$; pwd'", "pwd -P; ls -a",
-                                     "readlink /proc/self/cwd"])
+                                     "readlink /proc/self/cwd", "echo $_", "printenv _"])
 async def test_the_spare_runs_a_command_as_a_sandbox_started_for_it(session: Session, workspace: Path,
                                                                     command: str) -> None:
     (workspace / "a.txt").write_text("a\n")
@@ -140,3 +144,99 @@ async def test_an_idle_spare_ends(session: Session, monkeypatch: pytest.MonkeyPa
             break
         await asyncio.sleep(0.02)
     assert shells_of(session).spare is None and not pid_alive(spare.popen.pid)
+
+
+# Environments a user's shell may really have, and ones a hostile settings file or launcher could give:
+# the loader's own variable names, a trace or noexec for every bash, a missing locale (bash warns as it
+# starts), a read timeout, an IFS, no SHLVL. Whatever the spare does with them, the command prints what it
+# prints in a sandbox started for it.
+HOSTILE_ENVS = [
+    {"d": "orig", "u": "orig", "w": "orig", "a": "orig", "o": "orig", "__sidecar_d": "x"},
+    {"SHELLOPTS": "xtrace"}, {"SHELLOPTS": "noexec"}, {"BASHOPTS": "nullglob"}, {"LC_ALL": "de_DE.UTF-8"},
+    {"TMOUT": "1"}, {"IFS": "x"}, {"SHLVL": None}, {"SHLVL": "007"}, {"POSIXLY_CORRECT": "1"}, {"PS4": "$(date)"},
+]
+
+
+@pytest.mark.parametrize("changes", HOSTILE_ENVS, ids=lambda c: ",".join(c)[:30])
+async def test_the_spare_changes_nothing_a_command_sees_whatever_the_environment(
+        session: Session, monkeypatch: pytest.MonkeyPatch, changes: dict[str, str | None]) -> None:
+    for name, value in changes.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    for command in ("env", "ls /", "printenv d u w a o SHLVL IFS _", "echo $_ $SHLVL"):
+        fresh = await without_spare(session, command)
+        await run_bash(session, "true")
+        await asyncio.sleep(0.3)  # a TMOUT=1 spare would have ended by now
+        for _ in range(3):
+            await asyncio.sleep(0)
+        text, _ = await run_bash(session, command)
+        assert lines(text) == lines(fresh), (command, changes)
+
+
+async def test_no_spare_is_started_once_the_session_closed(session: Session) -> None:
+    await run_bash(session, "true")  # schedules the next spare
+    await shells_of(session).close()
+    for _ in range(5):
+        await asyncio.sleep(0.02)
+    assert shells_of(session).spare is None
+    assert procs_running("__sidecar_d") == []  # no loader of any spare left running
+
+
+async def test_a_spare_ends_once(session: Session) -> None:
+    """A second discard closes nothing: the fds it had may belong to someone else by then."""
+    spare = await ready_spare(session)
+    shells_of(session)._discard_spare()
+    spare.discard()
+    r, w = os.pipe()  # the numbers just freed
+    spare.discard()
+    assert os.write(w, b"x") == 1 and os.read(r, 1) == b"x"
+    os.close(r)
+    os.close(w)
+
+
+MOUNT_CHILD = """
+import asyncio, os, subprocess, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, {repo!r})
+from sidecar.permissions.gate import govern
+from sidecar.session import Session
+from sidecar.store import SessionStore
+from sidecar.tools.bash import runner
+from sidecar.tools.bash.shells import shells_of
+from tests.bash.conftest import RecordingChannel
+
+async def main() -> None:
+    tmp = Path(tempfile.mkdtemp())
+    ws = tmp / "ws"
+    (ws / "mnt").mkdir(parents=True)
+    session = govern(Session(id="m", cwd=ws, channel=RecordingChannel(), store=SessionStore(tmp / "s")), trusted=True)
+    shells = shells_of(session)
+    shells.prepare_spare()
+    assert shells.spare is not None and shells.spare.alive()
+    subprocess.run(["mount", "-t", "tmpfs", "none", str(ws / "mnt")], check=True)
+    # A command the classifier called read-only that writes after all (the sandbox is the last line)
+    policy = shells.sandbox_policy(network=False, read_only=True)
+    running = await shells.start("sh -c 'echo x > mnt/planted'", "call_m", policy, report_cwd=False)
+    await runner.run(running, 20_000)
+    print("WROTE" if (ws / "mnt" / "planted").exists() else "REFUSED", running.output_path.read_text())
+    await shells.close()
+
+asyncio.run(main())
+"""
+
+
+def test_a_mount_made_after_the_spare_started_is_read_only_for_the_command(tmp_path: Path) -> None:
+    """bwrap makes the mounts it sees read-only; a spare waiting while a file system is mounted (an
+    automount, FUSE) would let a command write there. The spare that saw the mount table change is not
+    used. In a mount namespace of the test's own whose mounts propagate as a host's do
+    (``unshare -rm --propagation shared``), with a real tmpfs. Fails on the spare's first version (WROTE)."""
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no unprivileged mount namespace here")
+    out = subprocess.run([unshare, "-rm", "--propagation", "shared", sys.executable, "-c",
+                          MOUNT_CHILD.format(repo=str(REPO))], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("REFUSED"), out.stdout
+    assert "Read-only file system" in out.stdout

@@ -21,6 +21,7 @@ import logging
 import os
 import queue
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -591,22 +592,32 @@ def _live_member(pgid: int) -> bool:
     return False
 
 
-# What a spare sandbox's bash runs while it waits (fd {fd}: the control pipe). It reads the command's working
-# directory, the program's path for ``_`` (as bash exports it to a program it runs; ``exec`` alone would
-# not) and argv (each item ended by a NUL), closes the pipe, goes there and execs the argv: the command
-# runs as if bwrap had started it there. ``cd`` exports OLDPWD (the spare's own directory), so it is put
-# back as it was; the loader's own variables are not exported. Builtins by name: a spare is started only
-# for an environment without exported functions (``can_spare``).
+# What a spare sandbox's bash runs while it waits (fd {fd}: the control pipe; fd {out}: the command's output
+# pipe, the loader's own stdout and stderr being /dev/null, so nothing bash says while it starts reaches the
+# output). It reads the command's working directory, ``_`` ("=value", or "" for none) and argv, each item
+# ended by a NUL; closes the pipe; puts the output pipe on stdout and stderr; goes there; execs the argv
+# with ``_`` set as bash (or, for a script, the sidecar's environment) would give it. ``cd`` exports
+# OLDPWD (the spare's own directory), so it is put back as it was. The loader's variables are named so no
+# environment it runs in has them (``can_spare``), and are not exported; builtins by name: no function
+# can stand in for them (``can_spare``).
 _SPARE_LOADER = (
-    "IFS= builtin read -r -d '' d <&{fd} || exit 125\n"
-    "IFS= builtin read -r -d '' u <&{fd} || exit 125\n"
-    "a=()\n"
-    "while IFS= builtin read -r -d '' w <&{fd}; do a+=(\"$w\"); done\n"
-    "exec {fd}<&-\n"
-    "if [[ -v OLDPWD ]]; then o=$OLDPWD; builtin cd -- \"$d\" || exit 1; OLDPWD=$o\n"
-    "else builtin cd -- \"$d\" || exit 1; unset OLDPWD; fi\n"
-    "_=$u exec -- \"${{a[@]}}\"\n"
+    "IFS= builtin read -r -d '' __sidecar_d <&{fd} || exit 125\n"
+    "IFS= builtin read -r -d '' __sidecar_u <&{fd} || exit 125\n"
+    "__sidecar_a=()\n"
+    "while IFS= builtin read -r -d '' __sidecar_w <&{fd}; do __sidecar_a+=(\"$__sidecar_w\"); done\n"
+    "exec {fd}<&- 1>&{out} 2>&{out} {out}>&-\n"
+    "if [[ -v OLDPWD ]]; then __sidecar_o=$OLDPWD; builtin cd -- \"$__sidecar_d\" || exit 1; OLDPWD=$__sidecar_o\n"
+    "else builtin cd -- \"$__sidecar_d\" || exit 1; unset OLDPWD; fi\n"
+    "if [[ $__sidecar_u == =* ]]; then _=${{__sidecar_u#=}} exec -- \"${{__sidecar_a[@]}}\"\n"
+    "else exec -- \"${{__sidecar_a[@]}}\"; fi\n"
 )
+_LOADER_NAMES = "__sidecar_"
+# Variables that change what the loader's bash does before the command runs (a trace, ``noexec``, a read
+# timeout, POSIX mode, other compatibility rules, a different command lookup): a spare is not started in
+# an environment that has any of them.
+_CHANGES_THE_LOADER = frozenset({"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "TMOUT", "POSIXLY_CORRECT",
+                                 "BASH_COMPAT", "BASH_XTRACEFD", "PS4", "EXECIGNORE", "BASH_LOADABLES_PATH",
+                                 "GLOBIGNORE", "IFS"})
 # A command's argv and directory go to the spare in one write to its pipe: at most this much (the pipe
 # holds 64 KiB; bash reads it a byte at a time, so a long script is not worth it).
 SPARE_PAYLOAD_MAX = 4096
@@ -623,8 +634,14 @@ def spare_key(policy: sandbox.SandboxPolicy, env: dict[str, str]) -> SpareKey:
 def can_spare(env: dict[str, str]) -> str | None:
     """The bash a spare sandbox's loader runs under ``env`` (None: no spare for it). As ``plain_argv``:
     PATH of absolute entries (the loader's lookups are then the ones bwrap's and bash's would be), no
-    ``BASH_ENV`` or exported function (either would run code in the loader)."""
-    if "BASH_ENV" in env or any(name.startswith("BASH_FUNC_") for name in env):
+    ``BASH_ENV`` or exported function (either would run code in the loader). Nor any variable that changes
+    what bash does as it starts (``_CHANGES_THE_LOADER``) or that the loader's own names could take, and
+    ``SHLVL`` must be a plain number bash counts up and ``exec`` counts down to the same text (unset, bash
+    would export a ``SHLVL`` the command did not have)."""
+    if any(name in _CHANGES_THE_LOADER or name.startswith(("BASH_FUNC_", _LOADER_NAMES)) for name in env):
+        return None
+    level = env.get("SHLVL", "")
+    if not level.isdigit() or str(int(level)) != level or int(level) >= 998:
         return None
     path = env.get("PATH")
     if path is None or not all(entry.startswith("/") for entry in path.split(":")):
@@ -646,6 +663,11 @@ class SpareSandbox:
     control_fd: int
     read_fd: int
     loop: asyncio.AbstractEventLoop
+    # /proc/self/mountinfo, opened when it started: it polls as changed once a mount is made or changed.
+    # bwrap makes the spare's mounts read-only as they were then; one made since (an automount, a FUSE
+    # file system) would be writable in it, so a spare that has seen a change is not used.
+    mounts_fd: int = -1
+    ended: bool = False
 
     @classmethod
     def start(cls, policy: sandbox.SandboxPolicy, env: dict[str, str]) -> SpareSandbox | None:
@@ -653,6 +675,10 @@ class SpareSandbox:
         bash = can_spare(env)
         key = spare_key(policy, env)
         if bash is None or not key[0]:
+            return None
+        try:
+            mounts_fd = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
             return None
         loop = asyncio.get_running_loop()
         control_r, control_w = os.pipe()
@@ -662,49 +688,61 @@ class SpareSandbox:
         try:
             # On the loop's thread, like every command: --die-with-parent follows the thread that started it.
             popen = subprocess.Popen(
-                [*key[0], "--chdir", "/", "--", bash, "-c", _SPARE_LOADER.format(fd=control_r)],
-                stdin=subprocess.DEVNULL, stdout=out_fd, stderr=out_fd, cwd="/", env=env,
+                [*key[0], "--chdir", "/", "--", bash, "-c", _SPARE_LOADER.format(fd=control_r, out=out_fd)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=env,
                 start_new_session=_has_controlling_tty(),
                 process_group=None if _has_controlling_tty() else 0,
-                pass_fds=(control_r,),
+                pass_fds=(control_r, out_fd),
             )
         except OSError:
-            os.close(control_w)
-            os.close(read_fd)
+            for fd in (control_w, read_fd, mounts_fd):
+                os.close(fd)
             return None
         finally:
             os.close(control_r)
             os.close(out_fd)
-        return cls(key, popen, control_w, read_fd, loop)
+        return cls(key, popen, control_w, read_fd, loop, mounts_fd)
 
     def alive(self) -> bool:
-        return self.popen.poll() is None
+        return not self.ended and self.popen.poll() is None
+
+    def mounts_changed(self) -> bool:
+        poller = select.poll()
+        poller.register(self.mounts_fd, select.POLLPRI | select.POLLERR)
+        return bool(poller.poll(0))
 
     def discard(self) -> None:
-        """End it unused (its group killed, its pipes closed; Popen reaps it later)."""
-        kill_group(self.popen.pid, signal.SIGKILL)
-        for fd in (self.control_fd, self.read_fd):
+        """End it unused (its group killed unless it has ended, its fds closed; Popen reaps it later).
+        Once: a second call does nothing."""
+        if self.ended:
+            return
+        self.ended = True
+        if self.popen.poll() is None:
+            kill_group(self.popen.pid, signal.SIGKILL)
+        for fd in (self.control_fd, self.read_fd, self.mounts_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.popen.poll()
 
-    def run(self, argv: list[str], cwd: Path, program: str | None) -> bool:
-        """Hand it ``argv`` to run in ``cwd`` (``program``: its path, for ``_``); False (then discarded)
-        when it cannot take it."""
-        items = [os.fsencode(item) for item in (str(cwd), program or "", *argv)]
+    def run(self, argv: list[str], cwd: Path, underscore: str | None) -> bool:
+        """Hand it ``argv`` to run in ``cwd``, ``_`` set to ``underscore`` (None: not set); False when it
+        cannot take it (the caller discards it). Its control pipe is closed either way; on True the output
+        pipe (``read_fd``) is the caller's."""
+        items = [os.fsencode(item) for item in (str(cwd), "" if underscore is None else "=" + underscore, *argv)]
         payload = b"".join(item + b"\0" for item in items)
-        if (len(payload) > SPARE_PAYLOAD_MAX or any(b"\0" in item for item in items)
-                or not self.alive() or asyncio.get_running_loop() is not self.loop):
-            self.discard()
+        if (len(payload) > SPARE_PAYLOAD_MAX or any(b"\0" in item for item in items) or not self.alive()
+                or asyncio.get_running_loop() is not self.loop or self.mounts_changed()):
             return False
         try:
             os.write(self.control_fd, payload)
         except OSError:
-            self.discard()
             return False
         finally:
-            with contextlib.suppress(OSError):
-                os.close(self.control_fd)
+            os.close(self.control_fd)
+            self.control_fd = -1
+        self.ended = True  # the command's now: its group and output are the caller's
+        os.close(self.mounts_fd)
+        self.mounts_fd = -1
         return True
 
 
@@ -739,8 +777,10 @@ async def start(
     else:
         argv = shell_argv(command_script(command, f"&{cwd_fd}") if report_cwd else command)
     if spare is not None:
+        # ``_`` as the command would get it: bash exports the program's path; a script gets the sidecar's.
+        underscore = program if plain is not None else env.get("_")
         if (not report_cwd and policy is not None and spare.key == spare_key(policy, env)
-                and os.path.isdir(cwd) and spare.run(argv, cwd, program)):
+                and os.path.isdir(cwd) and spare.run(argv, cwd, underscore)):
             return _started(command, ChildProcess(spare.popen, spare.loop), spare.read_fd, output_path, None,
                             cap, policy)
         spare.discard()

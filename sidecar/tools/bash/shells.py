@@ -76,6 +76,7 @@ class ShellManager:
         # The read-only sandbox started ahead for the next command (``prepare_spare``), and when it was.
         self._spare: runner.SpareSandbox | None = None
         self._spare_timer: asyncio.TimerHandle | None = None
+        self._closed = False  # the session ended: no spare is started after it
 
     # ---- where things go --------------------------------------------------------------------
     @property
@@ -138,7 +139,7 @@ class ShellManager:
         env = self.env()
         spare = None
         if not report_cwd and cap is not None and policy is not None and self._spare is not None \
-                and self._spare.key == runner.spare_key(policy, env):
+                and self._spare.alive() and self._spare.key == runner.spare_key(policy, env):
             spare = self._take_spare()
         running = await runner.start(
             command,
@@ -162,6 +163,8 @@ class ShellManager:
     def prepare_spare(self, network: bool = False) -> None:
         """Start the read-only sandbox the next read-only command will run in, unless one waits already
         (docs/bash.md, "A sandbox started ahead"). It ends unused after ``SPARE_IDLE_S`` or with the session."""
+        if self._closed:
+            return
         policy = self.sandbox_policy(network, read_only=True)
         env = self.env()
         if (policy is not None and self._spare is not None and self._spare.alive()
@@ -218,6 +221,7 @@ class ShellManager:
 
     async def close(self) -> None:
         """End every background shell and leftover process group of this session."""
+        self._closed = True
         for shell in list(self.shells.values()):
             with contextlib.suppress(Exception):
                 await shell.running.kill(grace=1.0)
