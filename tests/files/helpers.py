@@ -58,3 +58,33 @@ class Agent:
         watcher = self.session.find_service(WATCHER)
         if watcher is not None:
             await watcher.close()
+
+
+def assert_large_read(got: str, metadata: dict[str, Any], expected: Any, size: int) -> None:
+    """A Read of a large file (``_read_large_range``) against the whole-file path's result ``expected``
+    (a ToolOutput) for the same range. Where the file was counted (``total_lines`` given) the text is the
+    same. A range from the start of an uncounted file is the same but for its note, which says the file
+    goes on (and gives its size) instead of the line count: that range never reaches the last line. A
+    range from the end read from the end (``from_end``) shows the same lines' text, numbered from the end
+    (-1 the last line), and says so."""
+    want = expected.joined_text()
+    total = expected.metadata.get("total_lines")
+    if metadata.get("from_end"):
+        body, _, note = got.partition("\n\n(Large file: ")
+        want_body = want.split("\n\n(")[0]
+        numbers = [int(line.split("\t", 1)[0]) for line in body.split("\n")]
+        assert [line.split("\t", 1)[1] for line in body.split("\n")] == \
+            [line.split("\t", 1)[1] for line in want_body.split("\n")[-len(numbers):]]
+        assert numbers == list(range(numbers[0], numbers[0] + len(numbers))) and numbers[-1] < 0
+        assert metadata["range"] == [numbers[0], numbers[-1]]
+        assert expected.metadata["range"][1] - total - 1 == numbers[-1]
+        assert f"{size} bytes. Showing its lines {numbers[0]} to {numbers[-1]}, counted from the end" in note
+        return
+    if metadata.get("total_lines") is None and total is not None:
+        assert metadata["range"][1] < total, "an uncounted range ends before the last line"
+        want = want.replace(f" of {total}", f" of a {size:,}-byte file that goes on", 1)
+        assert got == want
+        return
+    assert got == want
+    for key in ("range", "total_lines"):
+        assert metadata.get(key) == expected.metadata.get(key), key

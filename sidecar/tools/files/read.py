@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import codecs
 import io
 import json
 import os
@@ -82,7 +81,9 @@ class ReadInput(ToolInput):
     - By default up to 2000 lines from the start are returned. For long files pass offset (the 1-based
       line to start at) and limit (how many lines); a negative offset counts from the end (-100 = the
       last 100 lines, e.g. of a log). Lines longer than 2000 characters are cut. Prefer reading the
-      whole file when it is of reasonable size.
+      whole file when it is of reasonable size. A file over 2 MB is not counted to answer a range: its
+      note says it goes on instead of how many lines it has, and its last lines are numbered from the
+      end (-1 = the last line; usable as offset) unless its lines were counted already.
     - One Read returns at most 100,000 characters. For a range over that you get the lines that fit
       (the last ones for a negative offset) and a note with the offset to read on; Grep finds a part
       of a large file faster than paging through it.
@@ -337,17 +338,23 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
 
 
 SCAN_BLOCK = 1 << 18  # a large file is scanned this many bytes at a time, through one reused buffer
-DECODE_PIECE = 1 << 13  # a non-ASCII block is checked this many bytes at a time (see _scan_plain_utf8)
 _BOM_STARTS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
 
 class _Scan(NamedTuple):
-    newlines: int
-    # (newlines before, byte offset) at the start of every SCAN_BLOCK
+    newlines: int  # the newlines counted: all of the file's when ``complete``
+    # (newlines before, byte offset) at the start of every SCAN_BLOCK counted
     blocks: list[tuple[int, int]]
-    trailing: bool  # the last byte is a newline
-    crlf: bool  # every newline is a CRLF
+    trailing: bool  # the last byte is a newline (when ``complete``)
+    crlf: bool  # every newline counted is a CRLF
     stamp: tuple[int, int, int, int]  # (st_ino, st_size, st_mtime_ns, st_ctime_ns) of the file scanned
+    complete: bool = True  # the whole file was counted (else up to ``scanned``, the lines a range needed)
+    scanned: int = 0  # the bytes counted
+
+    def covers(self, span: tuple[int, int] | None) -> bool:
+        """Whether it holds the lines of ``span`` (``_scan_lines``; None, a range from the end: the whole
+        count)."""
+        return self.complete or (span is not None and self.newlines >= span[1])
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -356,19 +363,23 @@ def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-def _scan_plain_utf8(fd: int, size: int, stamp: tuple[int, int, int, int]) -> _Scan | None:
-    """Count the lines of the file on ``fd`` and check it is UTF-8 without a BOM and not binary (what
-    ``decode`` reads as UTF-8; None when not), reading ``SCAN_BLOCK`` at a time into one buffer: no
-    allocation of the file's size (each fresh page of one costs a fault: reading 4 MB whole took longer
-    than ``head`` did for its whole run). ASCII blocks are only counted; the others go through an
-    incremental decoder (a sequence cut by a block's end is completed by the next block)."""
+def _scan_lines(fd: int, size: int, stamp: tuple[int, int, int, int],
+                span: tuple[int, int] | None = None) -> _Scan | None:
+    """Count the newlines of the file on ``fd``, ``SCAN_BLOCK`` at a time into one buffer (no allocation
+    of the file's size: each fresh page of one costs a fault), keeping where each block starts; None when
+    it starts with a BOM or looks binary (the whole-file path decodes or refuses it). ``span``: the
+    range's first line and the one after it (0-based): stop once the newline ending its last line is
+    counted, or the blocks a bounded range can show are (``BOUND_BLOCKS`` from its first line's): a range
+    from the start touches the blocks up to its end, as ``head`` does.
+    Nothing is decoded here: the range is, strictly, when it is shown (a file that is not UTF-8 there
+    goes to the whole-file path)."""
     buf = bytearray(min(size, SCAN_BLOCK))
     view = memoryview(buf)
-    decoder = codecs.getincrementaldecoder("utf-8")()
     index: list[tuple[int, int]] = []
     newlines = pairs = 0
     pos = 0
     last: bytes | bytearray = b""
+    reached = -1  # the block where the range's first line is (with ``span``)
     try:
         while pos < size:
             got = os.preadv(fd, [view[:size - pos]], pos)
@@ -381,33 +392,31 @@ def _scan_plain_utf8(fd: int, size: int, stamp: tuple[int, int, int, int]) -> _S
             newlines += block.count(b"\n")
             if b"\r" in block or last == b"\r":
                 pairs += block.count(b"\r\n") + (last == b"\r" and block[:1] == b"\n")
-            if not block.isascii() or decoder.getstate()[0]:
-                # Piece by piece, the ASCII ones skipped: decoding a whole block made a string of up to
-                # 4x its size, fresh memory whose page faults cost more than the decoding (~0.5 ms a block)
-                for at in range(0, got, DECODE_PIECE):
-                    piece = block[at:at + DECODE_PIECE]
-                    if not piece.isascii() or decoder.getstate()[0]:
-                        decoder.decode(piece)
             last = block[-1:]
             pos += got
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return None
+            if span is not None and pos < size:
+                if reached < 0 and newlines >= span[0]:
+                    reached = len(index) - 1
+                if newlines >= span[1] or (reached >= 0 and len(index) - reached > BOUND_BLOCKS):
+                    return _Scan(newlines, index, False, newlines > 0 and pairs == newlines, stamp, False, pos)
     finally:
         view.release()
-    return _Scan(newlines, index, last == b"\n", newlines > 0 and pairs == newlines, stamp)
+    return _Scan(newlines, index, last == b"\n", newlines > 0 and pairs == newlines, stamp, True, pos)
 
 
 def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key: str) -> ToolOutput | None:
     """A range of a large UTF-8 file (over ``CONTENT_FILE_MAX``, so never kept for rebasing), touching
-    only the lines it returns: the file is scanned block by block (``_scan_plain_utf8``: lines counted,
-    UTF-8 checked, a block index kept), then only the blocks holding the range are read, its ends found
-    by counting newlines (``_line_start``), and it is numbered in C-level formatting passes
-    (``_numbered_bytes``). None when the file is not plain UTF-8 (the whole-file path decodes it). The
-    fingerprint is the stat (``full=False``: a partial digest is never compared, so none is computed).
-    Same text as ``_text_output`` (a "\n" byte is never inside a UTF-8 sequence; tests/files/test_read.py
-    compares them). Before: the whole 4 MB was read, split and joined: ~8x ``head`` for 2,000 lines,
-    ~18x ``cat -n`` for all of them."""
+    only the lines it returns: the file's newlines are counted block by block (``_scan_lines``, a block
+    index kept) up to the range's end — all of them for a range from the end, whose numbers need the
+    count — then only the blocks holding the range are read, its ends found by counting newlines
+    (``_line_start``), and it is decoded (strictly: None when it is not UTF-8 there, and the whole-file
+    path decodes the file) and numbered in C-level formatting passes (``_numbered_bytes``). A range from
+    the start of an uncounted file says the file goes on instead of its line count. The fingerprint is
+    the stat (``full=False``: a partial digest is never compared, so none is computed). Same text as
+    ``_text_output`` but for that note (a "\n" byte is never inside a UTF-8 sequence;
+    tests/files/test_read.py compares them). Before: the whole 4 MB was read, split and joined: ~8x
+    ``head`` for 2,000 lines, ~18x ``cat -n`` for all of them; then counted and UTF-8-checked whole:
+    ~5x ``head``."""
     fd, st = open_regular(path)
     try:
         fp = Fingerprint(st.st_mtime_ns, st.st_size, None, False)
@@ -415,22 +424,31 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
         # A file read page by page (offset=2001, 4001, …) is scanned once while it stays the same file.
         entry = ledger.get(path)
         known = entry.scan if entry is not None and not entry.stale else None
-        scan = known if isinstance(known, _Scan) and known.stamp == _stamp(st) else _scan_plain_utf8(
-            fd, st.st_size, _stamp(st))
+        span = None if start < 0 else (start - 1, start - 1 + limit)  # 0-based: first line, the one after
+        counted = isinstance(known, _Scan) and known.stamp == _stamp(st) and known.covers(span)
+        if start < 0 and not counted:
+            # Read from the end like ``tail`` and numbered from the end, as a huge file's end is: numbers
+            # from the start would mean counting the whole file (~3-5 ms of 4 MB, more than ``tail``'s run).
+            from_tail = _read_large_tail(path, ctx, fd, st, -start, limit, key)
+            if from_tail is not None:
+                return from_tail
+        scan = known if counted and isinstance(known, _Scan) else _scan_lines(fd, st.st_size, _stamp(st), span)
         if scan is None or scan.newlines == 0:
             return None
         newlines = scan.newlines
-        total = newlines + (0 if scan.trailing else 1)
+        # Uncounted (None): the file goes on after the range.
+        total = newlines + (0 if scan.trailing else 1) if scan.complete else None
         from_end = start < 0
-        if start < 0:
-            start = max(1, total + start + 1)
-        if start > total:
-            ledger.record_read(path, fp, key)
-            return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
-                                   f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
+        if total is not None:
+            if start < 0:
+                start = max(1, total + start + 1)
+            if start > total:
+                ledger.record_read(path, fp, key)
+                return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
+                                       f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
         if ledger.is_unchanged_read(path, key, fp):
             return _unchanged(path, ctx, start, limit, key)
-        count = min(limit, total - start + 1)
+        count = limit if total is None else min(limit, total - start + 1)
         first, after_line = start - 1, start - 1 + count  # 0-based: the range's first line, the one after it
         # The blocks from the one the first line starts in (after newline number ``first``) to the one
         # holding newline number ``after_line`` (the range's last "\n").
@@ -441,7 +459,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
         if hi - lo > BOUND_BLOCKS:
             lo, hi = (hi - BOUND_BLOCKS, hi) if from_end else (lo, lo + BOUND_BLOCKS)
         before, offset = scan.blocks[lo]
-        end = scan.blocks[hi][1] if hi < len(scan.blocks) else st.st_size
+        end = scan.blocks[hi][1] if hi < len(scan.blocks) else scan.scanned
         region = os.pread(fd, end - offset, offset)
     finally:
         os.close(fd)
@@ -452,7 +470,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
     # where its last line ends, without its "\n" (None: after the region).
     begin = _line_start(region, first - before) if first > before or offset == 0 else None
     stop = None
-    if after_line - before <= held or hi >= len(scan.blocks):
+    if after_line - before <= held or (hi >= len(scan.blocks) and scan.complete):
         after = _line_start(region, after_line - before, known=(0, 0) if begin is None else (first - before, begin))
         stop = after - 1 if after > (begin or 0) and region[after - 1] == 10 else after
     try:
@@ -465,12 +483,25 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
             lo_byte, hi_byte, shown_start, shown_count = cut
         body = _numbered_bytes(shown_start, region, lo_byte, hi_byte)
         lines = region[lo_byte:hi_byte].decode("utf-8").split("\n") if body is None else []
-    except UnicodeDecodeError:  # rewritten since the scan (same size, same mtime tick): read it whole
+    except UnicodeDecodeError:  # not UTF-8 here (or rewritten since the scan): the whole-file path decodes it
         return None
     ledger.record_read(path, fp, key).scan = scan
     enc = Encoding("utf-8", b"", scan.crlf)
     return _remember_bound(ctx, path, key, _lines_output(lines, enc, shown_start, total, body=body, count=shown_count,
-                                                         asked=(start, start + count - 1)))
+                                                         asked=(start, start + count - 1), size=st.st_size))
+
+
+def _read_large_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, count: int, limit: int,
+                     key: str) -> ToolOutput | None:
+    """The last ``count`` lines of a large file read from the end (``_read_tail``), when it is neither
+    binary nor starts with a BOM and those lines are plain UTF-8; else None (it is counted instead)."""
+    head = os.pread(fd, SAMPLE, 0)
+    if head.startswith(_BOM_STARTS) or sniff_binary(head[:8192]):
+        return None
+    if ledger_of(ctx).is_unchanged_read(path, key, Fingerprint(st.st_mtime_ns, st.st_size, None, False)):
+        return _unchanged(path, ctx, -count, limit, key)
+    tail = os.pread(fd, SAMPLE, max(0, st.st_size - SAMPLE))
+    return _read_tail(path, ctx, fd, st, head, tail, count, limit, key, strict=True)
 
 
 # A window of this many bytes after a range's start (before its end) holds every line of it that can fit
@@ -675,12 +706,14 @@ def _text_output(path: Path, ctx: ToolContext, text: str, enc: Encoding | None, 
     return _lines_output(lines[start - 1:start - 1 + limit], enc, start, total, from_end=from_end)
 
 
-def _lines_output(chosen: list[str], enc: Encoding | None, start: int, total: int, body: str | None = None,
-                  count: int = 0, from_end: bool = False, asked: tuple[int, int] | None = None) -> ToolOutput:
+def _lines_output(chosen: list[str], enc: Encoding | None, start: int, total: int | None, body: str | None = None,
+                  count: int = 0, from_end: bool = False, asked: tuple[int, int] | None = None,
+                  size: int = 0) -> ToolOutput:
     """Lines ``start``… of a file of ``total`` lines, numbered, with the range and encoding notes.
     ``chosen`` is the range asked for, cut here to ``READ_MAX_CHARS`` (its trailing lines kept
     ``from_end``), unless ``asked`` gives the range asked for (first, last line): then the lines are
-    within the bound already, as ``chosen`` or as ``body``, the ``count`` lines numbered."""
+    within the bound already, as ``chosen`` or as ``body``, the ``count`` lines numbered. ``total`` None:
+    the lines were not counted past the range, which the file goes on after (``size`` bytes in all)."""
     if asked is None:
         asked = (start, start + len(chosen) - 1)
         chosen, start = _within_bound(chosen, start, from_end)
@@ -690,17 +723,19 @@ def _lines_output(chosen: list[str], enc: Encoding | None, start: int, total: in
     if body is None:
         body = "\n".join(_format_line(start + i, line) for i, line in enumerate(chosen))
     bounded = (start, end) != asked
+    more = total is None or end < total
+    of = f"of {total}" if total is not None else f"of a {size:,}-byte file that goes on"
     notes = []
     if enc is not None and (enc.name != "utf-8" or enc.bom):
         notes.append(f"(Encoding: {enc.describe()}.)")
     if bounded:
-        notes.append(f"(Showing lines {start}-{end} of {total}: " + _bound_note(start, end, asked[0]))
-    elif end < total or start > 1:
-        notes.append(f"(Showing lines {start}-{end} of {total}."
-                     + (f" Use offset={end + 1} to read more.)" if end < total else ")"))
+        notes.append(f"(Showing lines {start}-{end} {of}: " + _bound_note(start, end, asked[0]))
+    elif more or start > 1:
+        notes.append(f"(Showing lines {start}-{end} {of}."
+                     + (f" Use offset={end + 1} to read more.)" if more else ")"))
     result = body + ("\n\n" + "\n".join(notes) if notes else "")
     return ToolOutput(blocks=[TextBlock(result)], bound_output=False,
-                      metadata={"range": [start, end], "total_lines": total, "truncated": end < total or bounded,
+                      metadata={"range": [start, end], "total_lines": total, "truncated": more or bounded,
                                 **({"bounded": True, "asked": list(asked)} if bounded else {}),
                                 **({"encoding": enc.describe()} if enc is not None else {})})
 
@@ -734,7 +769,9 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
         encoding = "utf-8"
         known = entry is not None and entry.line_index is not None and entry.fingerprint.same_stat(stat_fp)
         if start < 0 and not known:
-            return _read_tail(path, ctx, fd, st, head, tail, -start, limit, key)
+            tail_out = _read_tail(path, ctx, fd, st, head, tail, -start, limit, key)
+            assert tail_out is not None  # only a strict read gives up
+            return tail_out
         if known and entry is not None and entry.line_index is not None:
             index, total = entry.line_index, entry.total_lines or 0
         else:
@@ -782,26 +819,39 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
 
 
 def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: bytes, tail: bytes, count: int,
-               limit: int, key: str) -> ToolOutput:
+               limit: int, key: str, strict: bool = False) -> ToolOutput | None:
     """The last ``count`` lines of a huge file (``limit`` of them from the first), read backwards from the
-    end like ``tail``: the file is not counted, so the lines are numbered from the end (-1 = last line)."""
+    end like ``tail``: the file is not counted, so the lines are numbered from the end (-1 = last line).
+    ``strict`` (a large file, which is otherwise decoded as a whole): None unless the lines are UTF-8
+    without a CR or a line over ``MAX_LINE_CHARS``, so they read as the whole-file path would show them."""
     everything, whole = _tail_lines(fd, st.st_size, count)
     first = -len(everything)  # numbered from the end: -1 is the last line
     lines = everything[:limit]
     asked = (first, first + len(lines) - 1)
-    if lines and _cost_at_most(sum(map(len, lines)), first, len(lines)) > READ_MAX_CHARS:  # bytes ≥ characters
+    joined = b"\n".join(lines)
+    # No CR and no line over MAX_LINE_CHARS bytes: each line shows as its decoded text, measured by length.
+    plain = max(map(len, lines), default=0) <= MAX_LINE_CHARS and b"\r" not in joined
+    if strict and not plain:
+        return None
+    try:  # one decode for the whole range ("\n" is never inside a UTF-8 sequence, valid or not)
+        texts = joined.decode("utf-8", errors="strict" if strict else "replace").split("\n") if lines else []
+    except UnicodeDecodeError:
+        return None
+    if len(texts) != len(lines):  # cannot be; be safe anyway
+        texts = [raw.decode("utf-8", errors="replace") for raw in lines]
+    if lines and _cost_at_most(len(joined), first, len(lines)) > READ_MAX_CHARS:  # bytes ≥ characters
         # Over the bound: the range's last lines that fit (a tail asks for the end).
-        candidates = lines[-MAX_BOUND_LINES:]
-        top = asked[1] - len(candidates) + 1
-        k = _fit_formatted([_format_cut(top + i, raw.decode("utf-8", errors="replace"), len(raw))
-                            for i, raw in enumerate(candidates)], True)
-        lines, first = candidates[-k:], asked[1] - k + 1
+        m = min(len(lines), MAX_BOUND_LINES)
+        top = asked[1] - m + 1
+        if plain:
+            k = _fit(list(map(len, texts[-m:])), top, True)
+        else:
+            k = _fit_formatted([_format_cut(top + i, text, len(raw))
+                                for i, (text, raw) in enumerate(zip(texts[-m:], lines[-m:], strict=True))], True)
+        lines, texts, first = lines[-k:], texts[-k:], asked[1] - k + 1
     picked = b"\n".join(lines)
     fp = Fingerprint(st.st_mtime_ns, st.st_size, digest_parts((head, tail, picked)), False)
     ledger_of(ctx).record_read(path, fp, key)
-    texts = picked.decode("utf-8", errors="replace").split("\n")  # one decode for the whole range
-    if len(texts) != len(lines):  # a cut multi-byte char cannot add "\n"; be safe anyway
-        texts = [raw.decode("utf-8", errors="replace") for raw in lines]
     last = first + len(lines) - 1
     note = (f"\n\n(Large file: {st.st_size} bytes. Showing its lines {first} to {last}, counted from the end "
             "(-1 is the last line): numbering them from the start would mean reading the whole file. Read "
@@ -814,8 +864,7 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
         note += (f"\n(Only the last {len(everything)} lines fit the {TAIL_MAX_BYTES // (1 << 20)} MiB a read from "
                  "the end holds; use a positive offset to read further back.)")
     text = None
-    if b"\r" not in picked and max(map(len, lines), default=0) <= MAX_LINE_CHARS:
-        # Decoding never makes a line longer (in characters than in bytes) nor adds a CR.
+    if plain:  # decoding never makes a line longer (in characters than in bytes) nor adds a CR
         text = _numbered(first, texts, checked=True, end=note)
     if text is None:
         text = "\n".join(_format_cut(first + i, t, len(raw))
