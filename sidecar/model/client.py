@@ -299,6 +299,9 @@ BODY_ORDER = ("max_tokens", "messages", "model", "cache_control", "container", "
 JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+STREAM_HELPER_HEADER = "x-stainless-helper-method"  # anthropic.lib._stainless_helpers, not exported
+
+
 def request_body(params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
     """A streamed Messages request's JSON body and its extra headers, from ``messages.create``'s keyword
     arguments. Encoded here, as the SDK's encoder does, because the SDK's ``messages.create`` first copies
@@ -307,7 +310,9 @@ def request_body(params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
     the 50-session burst (docs/performance.md, issue 29, "Fourth pass"). Values are plain JSON, as the
     loop builds them."""
     rest = dict(params)
-    headers = {str(k): str(v) for k, v in (rest.pop("extra_headers", None) or {}).items()}
+    # What the SDK's ``messages.stream`` sends besides the body (its helper telemetry), then the caller's.
+    headers = {STREAM_HELPER_HEADER: "stream",
+               **{str(k): str(v) for k, v in (rest.pop("extra_headers", None) or {}).items()}}
     unsupported = [k for k in ("extra_query", "extra_body", "timeout") if k in rest]
     if unsupported:
         raise TypeError(f"request option(s) {unsupported} are not supported by ModelClient.stream")

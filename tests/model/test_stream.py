@@ -315,12 +315,15 @@ async def test_the_request_body_is_the_bytes_the_sdk_would_send(
               "tools": [{"name": "Read", "description": "Read a file.", "input_schema": {
                   "type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}}],
               "output_config": {"effort": "low"}, "extra_headers": {"anthropic-beta": "tool-search-tool-2025-10-19"}}
-    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}] * 2)
+    model_server.add_turns([{"content": [{"type": "text", "text": "ok"}]}] * 3)
     await client.stream(params)
     async with client.client.messages.with_streaming_response.create(**params, stream=True) as raw:
         await raw.read()
-    ours, sdks = model_server.message_requests()
+    async with client.client.messages.stream(**params) as helper:  # what the client used to call
+        await helper.get_final_message()
+    ours, sdks, streamed = model_server.message_requests()
     assert ours.body["stream"] is True and ours.raw_body == sdks.raw_body
     for name in ("anthropic-beta", "anthropic-version", "authorization", "x-api-key", "content-type", "user-agent"):
         assert ours.headers.get(name) == sdks.headers.get(name), name
+    assert ours.headers["x-stainless-helper-method"] == streamed.headers["x-stainless-helper-method"] == "stream"
     assert ours.headers["anthropic-beta"] == "tool-search-tool-2025-10-19"
