@@ -754,16 +754,24 @@ def _clean_stale_temps(session: Session, after: Awaitable[None]) -> None:
     placeholders of a sidecar killed during a command go, in the background: a big tree never delays the
     session's start. It waits for ``after`` (the warm-up's end): the walk of a large workspace (~0.1 s of
     CPU for this repository with its .venv) shared the GIL with the warm-up's imports, and so delayed the
-    first prompt by as much."""
+    first prompt by as much. Once per root and process: what it removes was left by a process that died
+    (a write of this one is never 60 s old and unfinished), so 50 sessions of one workspace walk it once."""
+    roots = [root for root in session.roots if root not in _CLEANED_ROOTS]
+    first = not _CLEANED_ROOTS
+    _CLEANED_ROOTS.update(roots)
+    if not roots and not first:
+        return
+
     def clean() -> None:
         from sidecar.tools.bash.sandbox import remove_stale_placeholders
         from sidecar.workspace.textfile import remove_stale_temps
 
-        for root in session.roots:
+        for root in roots:
             for removed in remove_stale_temps(root):
                 log.warning("removed the temp file of an interrupted write: %s", removed)
-        for removed in remove_stale_placeholders():
-            log.warning("removed the sandbox placeholder of an interrupted command: %s", removed)
+        if first:
+            for removed in remove_stale_placeholders():
+                log.warning("removed the sandbox placeholder of an interrupted command: %s", removed)
 
     async def clean_after() -> None:
         await after
@@ -778,6 +786,7 @@ def _clean_stale_temps(session: Session, after: Awaitable[None]) -> None:
 
 
 _BACKGROUND: set[asyncio.Task[None]] = set()
+_CLEANED_ROOTS: set[Path] = set()  # the roots whose stale temp files this process has removed
 
 
 # Errors of the disk itself: the user frees space or fixes the folder, then the same request works.

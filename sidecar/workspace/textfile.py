@@ -402,15 +402,21 @@ def discard_temp(tmp: TempFile) -> None:
         os.close(tmp.dir_fd)
 
 
+# Not searched for a killed write's temp file: git's own, installed packages and caches.
+STALE_TEMP_SKIP = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
+                             ".ruff_cache", ".pytest_cache"})
+
+
 def remove_stale_temps(root: Path, *, older_than: float = 60.0, limit: int = 100_000) -> list[Path]:
     """Delete the temp files a killed write left under ``root`` (named ``.<name>.<hex>.sidecar-tmp``,
     untouched for ``older_than`` seconds, so a write in progress elsewhere keeps its own). Symlinks
-    are not followed; ``.git`` and ``node_modules`` are not entered. Returns what was removed."""
+    are not followed; ``.git`` and the generated trees (``STALE_TEMP_SKIP``: packages, caches) are not
+    entered: a virtualenv alone is most of a Python repository's files. Returns what was removed."""
     removed: list[Path] = []
     now = time.time()
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules")]
+        dirnames[:] = [d for d in dirnames if d not in STALE_TEMP_SKIP]
         seen += len(filenames)
         if seen > limit:
             break

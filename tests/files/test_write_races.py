@@ -206,15 +206,19 @@ def test_stale_temp_files_of_a_killed_write_are_removed(tmp_path: Path) -> None:
     fresh = ws / "src" / f".util.py.ba9876543210{TEMP_SUFFIX}"
     other = ws / "src" / ".main.py.swp"
     in_git = ws / ".git" / f".x.000000000000{TEMP_SUFFIX}"
-    for p in (stale, fresh, other, in_git):
+    (ws / ".venv" / "lib").mkdir(parents=True)
+    in_venv = ws / ".venv" / "lib" / f".site.py.000000000000{TEMP_SUFFIX}"  # installed packages: not walked
+    for p in (stale, fresh, other, in_git, in_venv):
         p.write_text("partial")
     old = time.time() - 3600
     os.utime(stale, (old, old))
     os.utime(in_git, (old, old))
+    os.utime(in_venv, (old, old))
     link = ws / f".link.aaaaaaaaaaaa{TEMP_SUFFIX}"
     link.symlink_to(other)
     assert remove_stale_temps(ws) == [stale]
     assert not stale.exists() and fresh.exists() and other.exists() and in_git.exists() and link.is_symlink()
+    assert in_venv.exists()
 
 
 def test_a_killed_write_leaves_a_recognisable_temp_that_the_next_start_removes(tmp_path: Path) -> None:
