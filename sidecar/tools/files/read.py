@@ -831,8 +831,8 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     joined = b"\n".join(lines)
     # No CR and no line over MAX_LINE_CHARS bytes: each line shows as its decoded text, measured by length.
     plain = max(map(len, lines), default=0) <= MAX_LINE_CHARS and b"\r" not in joined
-    if strict and not plain:
-        return None
+    if strict and (not plain or (len(everything) < count and not whole)):
+        return None  # not plain, or the lines asked for are before what a read from the end holds: counted
     try:  # one decode for the whole range ("\n" is never inside a UTF-8 sequence, valid or not)
         texts = joined.decode("utf-8", errors="strict" if strict else "replace").split("\n") if lines else []
     except UnicodeDecodeError:
