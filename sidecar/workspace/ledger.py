@@ -101,9 +101,27 @@ class Fingerprint:
     # A client fingerprint: the digest of the text with CRLF read as LF (an editor may serve LF text for
     # a CRLF file on disk); equal to ``digest`` when the text has no CRLF.
     loose: str | None = None
+    # A partial fingerprint (``of_stat``): the inode and ctime too, which no ``touch`` or same-size rewrite
+    # with its mtime set back can keep. 0: not known (a full digest covers the content; a written file's
+    # stat is taken before its rename, which moves the ctime).
+    ctime_ns: int = 0
+    ino: int = 0
+
+    @classmethod
+    def of_stat(cls, st: os.stat_result, digest: str | None = None) -> Fingerprint:
+        """What a read that saw only part of the file (or none of it) knows: the whole stat."""
+        return cls(st.st_mtime_ns, st.st_size, digest, False, ctime_ns=st.st_ctime_ns, ino=st.st_ino)
 
     def same_stat(self, other: Fingerprint) -> bool:
+        if self.ctime_ns and other.ctime_ns and (self.ctime_ns, self.ino) != (other.ctime_ns, other.ino):
+            return False
         return self.mtime_ns == other.mtime_ns and self.size == other.size and self.source == other.source
+
+    def same_file_stat(self, st: os.stat_result) -> bool:
+        """Whether the file's stat ``st`` is the one this fingerprint was taken of (as far as it knows)."""
+        if self.ctime_ns and (self.ctime_ns, self.ino) != (st.st_ctime_ns, st.st_ino):
+            return False
+        return self.mtime_ns == st.st_mtime_ns and self.size == st.st_size
 
 
 def client_fingerprint(content: bytes) -> Fingerprint:
@@ -133,7 +151,7 @@ def stat_fingerprint(path: Path) -> Fingerprint | None:
         st = os.stat(path)
     except OSError:
         return None
-    return Fingerprint(st.st_mtime_ns, st.st_size, None, False)
+    return Fingerprint.of_stat(st)
 
 
 def fingerprint_of(path: Path, data: bytes, st: os.stat_result | None = None,
@@ -326,7 +344,7 @@ class ReadLedger:
             return fp.size == st.st_size
         if entry.stale:
             return False
-        return fp.full and fp.digest is not None and fp.mtime_ns == st.st_mtime_ns and fp.size == st.st_size
+        return fp.full and fp.digest is not None and fp.same_file_stat(st)
 
     def require_fresh(self, path: Path, shown: str, data: bytes, st: os.stat_result,
                       data_digest: str | None = None) -> None:
@@ -341,7 +359,7 @@ class ReadLedger:
         if fp.source == "client":  # the editor served it: fresh while the disk holds that very text
             changed = not holds_client_text(fp, data, data_digest)
         else:
-            changed = entry.stale or fp.mtime_ns != st.st_mtime_ns or fp.size != st.st_size or (
+            changed = entry.stale or not fp.same_file_stat(st) or (
                 fp.full and fp.digest is not None and fp.digest != (data_digest or digest(data)))
         if changed:
             raise StaleError(f"{shown} was modified since read (by the user, a formatter or another "

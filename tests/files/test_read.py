@@ -435,3 +435,72 @@ async def test_a_range_from_the_start_of_a_large_file_reads_only_up_to_its_end(
     assert not err and out.metadata["range"][1] == -1 and "counted from the end" in got
     assert "\n    -1\t1300000 ok\n\n(Large file: " in got
     assert read_bytes < 1_000_000, read_bytes
+
+
+async def test_a_read_from_the_end_asked_again_after_the_file_was_counted_is_said_as_it_was_shown(
+        agent: Agent, ws: Path) -> None:
+    """A large file's last lines read from the end are numbered from the end. Once a later read counted
+    the file, the same read from the end again is unchanged: the reply names the range as the model saw
+    it (its last 50 lines), not line numbers from the start it was never shown."""
+    f = ws / "tail_then_counted.log"
+    f.write_bytes(b"".join(b"%07d ok\n" % i for i in range(1, 400_001)))
+    got, err, out = await agent.call("Read", file_path=str(f), offset=-50)
+    assert not err and out.metadata["from_end"] and out.metadata["range"] == [-50, -1]
+    got, err, out = await agent.call("Read", file_path=str(f), offset=399_991, limit=100)
+    assert not err and out.metadata["range"] == [399_991, 400_000] and out.metadata["total_lines"] == 400_000
+    got, err, out = await agent.call("Read", file_path=str(f), offset=-50)
+    assert not err and out.metadata["unchanged"] is True
+    assert got.startswith("File unchanged since last read: the last 50 lines of ") and "399951" not in got
+    assert out.metadata["range"][0] == -50
+
+
+async def test_an_offset_from_the_end_further_back_than_a_read_from_the_end_holds_is_counted(
+        agent: Agent, ws: Path) -> None:
+    """A read from the end holds at most 8 MiB; a negative offset further back in a 12 MB file is counted
+    and numbered from the start, as the whole-file path numbers it (it used to return later lines)."""
+    from sidecar.tools.files import read as read_module
+    from sidecar.workspace.textfile import decode
+
+    f = ws / "far_back.log"
+    data = b"".join(b"%07d ok\n" % i for i in range(1, 1_300_001))
+    f.write_bytes(data)
+    assert len(data) - 1_200_000 * 11 < len(data) - read_module.TAIL_MAX_BYTES
+    got, err, out = await agent.call("Read", file_path=str(f), offset=-1_200_000, limit=10)
+    assert not err and not out.metadata.get("from_end")
+    text, enc = decode(data)
+    expected = read_module._text_output(f, _ctx(agent), text, enc, -1_200_000, 10)
+    assert got == expected.joined_text()
+    assert got.startswith("100001\t0100001 ok\n")
+
+
+async def test_a_same_size_rewrite_with_the_mtime_set_back_is_seen_after_a_partial_read(agent: Agent,
+                                                                                     ws: Path) -> None:
+    """A large file is read in part (its stat and what was shown, no whole-file digest). Rewritten
+    behind the agent's back to the same size with its mtime set back exactly, the same Read is not
+    "unchanged" and shows the new lines, and an Edit without reading again is refused: the inode's ctime
+    tells (no ``touch`` can set it back)."""
+    f = ws / "rewritten.log"
+    data = b"".join(b"%07d ok\n" % i for i in range(1, 400_001))
+    f.write_bytes(data)
+    got, err, _ = await agent.call("Read", file_path=str(f), offset=-10)
+    assert not err and "0400000 ok" in got
+    st = f.stat()
+    with f.open("r+b") as fh:  # in place: same inode, same size
+        fh.seek(len(data) - 3)
+        fh.write(b"NO\n")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (f.stat().st_mtime_ns, f.stat().st_size) == (st.st_mtime_ns, st.st_size)
+    got, err, out = await agent.call("Read", file_path=str(f), offset=-10)
+    assert not err and not out.metadata.get("unchanged") and "0400000 NO" in got
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="0399999 ok", new_string="0399999 fine")
+    assert not err, text  # read again just now: the Edit lands
+    f.write_bytes(data)
+    got, err, _ = await agent.call("Read", file_path=str(f), offset=-10)
+    assert not err
+    before = f.stat()
+    with f.open("r+b") as fh:
+        fh.seek(len(data) - 20)
+        fh.write(b"Z")
+    os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="0399998 ok", new_string="0399998 fine")
+    assert err and "modified since read" in text

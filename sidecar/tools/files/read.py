@@ -419,7 +419,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
     ~5x ``head``."""
     fd, st = open_regular(path)
     try:
-        fp = Fingerprint(st.st_mtime_ns, st.st_size, None, False)
+        fp = Fingerprint.of_stat(st)
         ledger = ledger_of(ctx)
         # A file read page by page (offset=2001, 4001, …) is scanned once while it stays the same file.
         entry = ledger.get(path)
@@ -439,6 +439,9 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
         # Uncounted (None): the file goes on after the range.
         total = newlines + (0 if scan.trailing else 1) if scan.complete else None
         from_end = start < 0
+        if from_end and ledger.is_unchanged_read(path, key, fp):
+            # Said of the range as asked: an earlier read of it may have numbered it from the end.
+            return _unchanged(path, ctx, start, limit, key)
         if total is not None:
             if start < 0:
                 start = max(1, total + start + 1)
@@ -447,7 +450,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
                 return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
                                        f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
         if ledger.is_unchanged_read(path, key, fp):
-            return _unchanged(path, ctx, start, limit, key)
+            return _unchanged(path, ctx, start, min(limit, total - start + 1) if total is not None else limit, key)
         count = limit if total is None else min(limit, total - start + 1)
         first, after_line = start - 1, start - 1 + count  # 0-based: the range's first line, the one after it
         # The blocks from the one the first line starts in (after newline number ``first``) to the one
@@ -498,7 +501,7 @@ def _read_large_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, 
     head = os.pread(fd, SAMPLE, 0)
     if head.startswith(_BOM_STARTS) or sniff_binary(head[:8192]):
         return None
-    if ledger_of(ctx).is_unchanged_read(path, key, Fingerprint(st.st_mtime_ns, st.st_size, None, False)):
+    if ledger_of(ctx).is_unchanged_read(path, key, Fingerprint.of_stat(st)):
         return _unchanged(path, ctx, -count, limit, key)
     tail = os.pread(fd, SAMPLE, max(0, st.st_size - SAMPLE))
     return _read_tail(path, ctx, fd, st, head, tail, count, limit, key, strict=True)
@@ -744,7 +747,7 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
     """A late range of a huge file: bounded memory, seeks through a newline checkpoint index."""
     start, limit, key = _range_key(inp)
     ledger = ledger_of(ctx)
-    stat_fp = Fingerprint(st.st_mtime_ns, st.st_size, None, False)
+    stat_fp = Fingerprint.of_stat(st)
     entry = ledger.get(path)
     if ledger.is_unchanged_read(path, key, stat_fp):
         return _unchanged(path, ctx, start, limit, key)
@@ -800,7 +803,7 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
         k = _fit_formatted(out, from_end)
         lines, out = (lines[-k:], out[-k:]) if from_end else (lines[:k], out[:k])
     picked = b"".join(raw for _, raw, _ in lines)
-    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(head + tail + picked), False)
+    fp = Fingerprint.of_stat(st, digest(head + tail + picked))
     new_entry: LedgerEntry = ledger.record_read(path, fp, key)
     new_entry.line_index, new_entry.total_lines = index, total
     if start > total:
@@ -850,7 +853,7 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
                                 for i, (text, raw) in enumerate(zip(texts[-m:], lines[-m:], strict=True))], True)
         lines, texts, first = lines[-k:], texts[-k:], asked[1] - k + 1
     picked = b"\n".join(lines)
-    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest_parts((head, tail, picked)), False)
+    fp = Fingerprint.of_stat(st, digest_parts((head, tail, picked)))
     ledger_of(ctx).record_read(path, fp, key)
     last = first + len(lines) - 1
     note = (f"\n\n(Large file: {st.st_size} bytes. Showing its lines {first} to {last}, counted from the end "
