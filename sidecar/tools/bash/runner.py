@@ -670,10 +670,10 @@ class SpareSandbox:
     ended: bool = False
 
     @classmethod
-    def start(cls, policy: sandbox.SandboxPolicy, env: dict[str, str]) -> SpareSandbox | None:
-        """A spare for commands of ``policy`` and ``env``, or None (no sandbox, or no bash for it)."""
+    def start(cls, key: SpareKey, env: dict[str, str]) -> SpareSandbox | None:
+        """A spare for commands whose sandbox and environment are ``key`` (``spare_key`` of their policy
+        and ``env``), or None (no sandbox, or no bash for it)."""
         bash = can_spare(env)
-        key = spare_key(policy, env)
         if bash is None or not key[0]:
             return None
         try:
@@ -705,6 +705,11 @@ class SpareSandbox:
 
     def alive(self) -> bool:
         return not self.ended and self.popen.poll() is None
+
+    def fits(self, key: SpareKey) -> bool:
+        """Whether it can run a command whose sandbox and environment are ``key`` (``spare_key``): the one
+        check of a spare's fit, made once per command by its caller (it stats the policy's paths)."""
+        return self.key == key and self.alive()
 
     def mounts_changed(self) -> bool:
         poller = select.poll()
@@ -763,8 +768,9 @@ async def start(
     it without the EXIT trap. Without a trap bash execs a simple command instead of forking it first:
     3 ms of a sandboxed ``ls`` on this loaded machine (docs/performance.md, issue 29 "Fourth pass"). Such a
     command made of plain words runs without bash at all (``plain_argv``), with the ``PWD`` and ``_``
-    bash would have exported to it. ``spare``: a sandbox started ahead for such a command (it runs there
-    when it was started for this policy and environment, else it is discarded)."""
+    bash would have exported to it. ``spare``: a sandbox started ahead for this policy and environment
+    (the caller checked ``SpareSandbox.fits``), for such a command: it runs there, unless it cannot take
+    it (then it is discarded)."""
     cwd_path: Path | None = None
     cwd_fd = -1
     if report_cwd:
@@ -779,8 +785,7 @@ async def start(
     if spare is not None:
         # ``_`` as the command would get it: bash exports the program's path; a script gets the sidecar's.
         underscore = program if plain is not None else env.get("_")
-        if (not report_cwd and policy is not None and spare.key == spare_key(policy, env)
-                and os.path.isdir(cwd) and spare.run(argv, cwd, underscore)):
+        if not report_cwd and policy is not None and os.path.isdir(cwd) and spare.run(argv, cwd, underscore):
             return _started(command, ChildProcess(spare.popen, spare.loop), spare.read_fd, output_path, None,
                             cap, policy)
         spare.discard()

@@ -139,7 +139,7 @@ class ShellManager:
         env = self.env()
         spare = None
         if not report_cwd and cap is not None and policy is not None and self._spare is not None \
-                and self._spare.alive() and self._spare.key == runner.spare_key(policy, env):
+                and self._spare.fits(runner.spare_key(policy, env)):
             spare = self._take_spare()
         running = await runner.start(
             command,
@@ -167,13 +167,13 @@ class ShellManager:
             return
         policy = self.sandbox_policy(network, read_only=True)
         env = self.env()
-        if (policy is not None and self._spare is not None and self._spare.alive()
-                and self._spare.key == runner.spare_key(policy, env)):
+        key = runner.spare_key(policy, env) if policy is not None else None
+        if key is not None and self._spare is not None and self._spare.fits(key):
             return
         self._discard_spare()  # none, ended, or started for another environment or settings
-        if policy is None:
+        if key is None:
             return
-        spare = runner.SpareSandbox.start(policy, env)
+        spare = runner.SpareSandbox.start(key, env)
         if spare is None:
             return
         self._spare = spare
