@@ -9,7 +9,6 @@ message.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.client_messages import ModelRetryParams
-from sidecar.model.client import ModelClient, ModelReply, RetryInfo, StreamCallbacks
+from sidecar.model.client import JSON_ENCODER, EncodedParts, ModelClient, ModelReply, RetryInfo, StreamCallbacks
 from sidecar.model.pricing import USAGE_METER, charge
 from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
 from sidecar.session import ServiceKey
@@ -92,8 +91,9 @@ class TurnStats:
     tool_calls: int = 0
 
 
-# The main agent's memory of its messages' JSON lengths (``AgentLoop.request_chars``), kept across prompts.
-MESSAGE_CHARS = ServiceKey[dict[int, tuple[Any, int]]]("message_chars", lambda _session: {})
+# The main agent's messages' JSON (``EncodedParts``: its requests and ``AgentLoop.request_chars``), kept across
+# prompts.
+MESSAGE_JSON = ServiceKey[EncodedParts]("message_json", lambda _session: EncodedParts())
 
 class AgentLoop:
     def __init__(self, session: Session, registry: ToolRegistry, model: ModelClient, system_prompt: str,
@@ -111,12 +111,11 @@ class AgentLoop:
         self.dispatcher = Dispatcher(session, registry, agent_label=label, parent_tool_call_id=parent_tool_call_id,
                                      spawn_agent=self.spawn if label is None else None)
         self._tool_defs: list[dict[str, Any]] | None = None
-        # ``request_chars``' memory: (model, the request's length without its messages); message id →
-        # (the message, its JSON length).
+        # ``request_chars``' memory: (model, the request's length without its messages).
         self._fixed_chars: tuple[str, int] | None = None
-        self._message_chars: dict[int, tuple[Any, int]] = {}
-        if label is None:  # the main agent's history outlives this loop (one per prompt): so does its memory
-            self._message_chars = session.service(MESSAGE_CHARS)
+        # The history's JSON, kept between requests. The main agent's history outlives this loop (one per
+        # prompt): so does its JSON.
+        self._parts = session.service(MESSAGE_JSON) if label is None else EncodedParts()
         self.last_text = ""
 
     def spawn(self, spec: SubAgentSpec) -> AgentLoop:
@@ -171,28 +170,20 @@ class AgentLoop:
         return params
 
     def request_chars(self) -> int:
-        """About the JSON length of the next request, kept incrementally: the fixed part (system, tools,
-        options) once per model, each message once (by identity; the two newest are measured afresh). Per
-        step this was a whole build and encode of the request (1.2 ms, growing with the session)."""
+        """About the JSON length of the next request (its body but for the newest message's cache
+        breakpoint), kept incrementally: the fixed part (system, tools, options) once per model, each
+        message's JSON as the request sends it (``EncodedParts``: the next request then encodes only what
+        is new). Per step this was a whole build and encode of the request (1.2 ms, growing with the
+        session)."""
         model = self.model_name or self.model.settings.model
         if self._fixed_chars is None or self._fixed_chars[0] != model:
-            fixed = {k: v for k, v in self.build_request().items() if k not in ("messages", "extra_headers")}
-            self._fixed_chars = (model, len(json.dumps(fixed, ensure_ascii=False)))
-        messages = self.conversation.messages
-        recent = len(messages) - 2
-        sizes: dict[int, tuple[Any, int]] = {}
-        total = self._fixed_chars[1]
-        for i, message in enumerate(messages):
-            known = self._message_chars.get(id(message))
-            if known is not None and known[0] is message and i < recent:
-                size = known[1]
-            else:
-                size = len(json.dumps(message, ensure_ascii=False))
-            sizes[id(message)] = (message, size)
-            total += size + 2  # the separator
-        self._message_chars.clear()  # what left the history (compaction, rewind) is forgotten
-        self._message_chars.update(sizes)
-        return total
+            request = self.build_request()
+            fixed = {k: v for k, v in request.items() if k not in ("messages", "extra_headers", "tools")}
+            tools = request.get("tools")  # encoded once for this loop: its requests send the same list
+            self._fixed_chars = (model, len(JSON_ENCODER.encode(fixed))
+                                 + (len(self._parts.tools(tools)) + len('"tools":,') if tools else 0))
+        encoded = self._parts.messages(self.conversation.messages)
+        return self._fixed_chars[1] + sum(map(len, encoded)) + len(encoded) + len('"messages":[],')
 
     def take_reminders(self) -> list[dict[str, Any]]:
         if not self.session.pending_notices or self.label is not None:
@@ -305,7 +296,8 @@ class AgentLoop:
 
         try:
             reply = await self.model.stream(self.build_request(), StreamCallbacks(
-                on_text=on_text, on_thinking=on_thinking, on_retry=on_retry, on_block_start=on_block_start))
+                on_text=on_text, on_thinking=on_thinking, on_retry=on_retry, on_block_start=on_block_start),
+                parts=self._parts)
         finally:
             await thought_out.flush()
             await text_out.flush()

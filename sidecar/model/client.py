@@ -302,7 +302,48 @@ JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow
 STREAM_HELPER_HEADER = "x-stainless-helper-method"  # anthropic.lib._stainless_helpers, not exported
 
 
-def request_body(params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+class EncodedParts:
+    """The JSON of a conversation's messages (and of its fixed tool list), kept between requests by
+    identity: a step's request re-encoded the whole history (1 ms a step in a 20-step turn, growing with
+    the session), of which only the newest messages are new. A message is never changed once it is in
+    the history (a changed one is a new dict: the request's last message, with its cache breakpoint, is a
+    copy); the two newest are encoded afresh all the same. ``request_body`` joins the pieces exactly as
+    ``JSON_ENCODER`` would write the whole (tests/model/test_stream.py compares them)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[object, str]] = {}
+
+    def messages(self, messages: list[dict[str, Any]]) -> list[str]:
+        """Each message's JSON; what left the history (compaction, rewind) is forgotten."""
+        recent = len(messages) - 2
+        memo: dict[int, tuple[object, str]] = {}
+        out: list[str] = []
+        for i, message in enumerate(messages):
+            known = self._memo.get(id(message))
+            text = known[1] if known is not None and known[0] is message and i < recent \
+                else JSON_ENCODER.encode(message)
+            memo[id(message)] = (message, text)
+            out.append(text)
+        tools = self._memo.get(_TOOLS)
+        if tools is not None:
+            memo[_TOOLS] = tools
+        self._memo = memo
+        return out
+
+    def tools(self, tools: list[dict[str, Any]]) -> str:
+        """The tool list's JSON: the same list object (an agent's, fixed for its life) is encoded once."""
+        known = self._memo.get(_TOOLS)
+        if known is not None and known[0] is tools:
+            return known[1]
+        text = JSON_ENCODER.encode(tools)
+        self._memo[_TOOLS] = (tools, text)
+        return text
+
+
+_TOOLS = -1  # ``EncodedParts``' key of the tool list (no object has a negative id)
+
+
+def request_body(params: dict[str, Any], parts: EncodedParts | None = None) -> tuple[bytes, dict[str, str]]:
     """A streamed Messages request's JSON body and its extra headers, from ``messages.create``'s keyword
     arguments. Encoded here, as the SDK's encoder does, because the SDK's ``messages.create`` first copies
     the whole of its params (``copy_tree``: every dict and list of the history, the tools' schemas) to
@@ -319,7 +360,19 @@ def request_body(params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
     rest["stream"] = True
     body = {k: rest.pop(k) for k in BODY_ORDER if k in rest}
     body.update(rest)
-    return JSON_ENCODER.encode(body).encode(), headers
+    if parts is None:
+        return JSON_ENCODER.encode(body).encode(), headers
+    # The same text as encoding ``body`` whole: "{", then '"key":value' joined by ",", then "}".
+    pieces = []
+    for key, value in body.items():
+        if key == "messages" and isinstance(value, list):
+            text = "[" + ",".join(parts.messages(value)) + "]"
+        elif key == "tools" and isinstance(value, list):
+            text = parts.tools(value)
+        else:
+            text = JSON_ENCODER.encode(value)
+        pieces.append(JSON_ENCODER.encode(key) + ":" + text)
+    return ("{" + ",".join(pieces) + "}").encode(), headers
 
 
 class ModelClient:
@@ -365,8 +418,10 @@ class ModelClient:
         """The model's capabilities from the Models API (asked once per endpoint and model), else the table."""
         return await capabilities.fetch(self.client, model or self.settings.model, self.settings.endpoint)
 
-    async def stream(self, params: dict[str, Any], callbacks: StreamCallbacks | None = None) -> ModelReply:
-        """One model call, streamed, retried as a whole on transient failure.
+    async def stream(self, params: dict[str, Any], callbacks: StreamCallbacks | None = None,
+                     parts: EncodedParts | None = None) -> ModelReply:
+        """One model call, streamed, retried as a whole on transient failure. ``parts``: the caller's
+        conversation's JSON kept between its requests.
 
         Text and thinking already shown to the user from a failed attempt are not shown twice: the next
         attempt's are passed on only beyond what was already sent.
@@ -383,7 +438,7 @@ class ModelClient:
             text.new_attempt()
             thinking.new_attempt()
             try:
-                return await self._attempt(params, attempt_cb, text.add, attempt)
+                return await self._attempt(params, attempt_cb, text.add, attempt, parts)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -405,14 +460,14 @@ class ModelClient:
                 await asyncio.sleep(delay)
 
     async def _attempt(self, params: dict[str, Any], cb: StreamCallbacks, on_text: TextSink,
-                       attempt: int) -> ModelReply:
+                       attempt: int, parts: EncodedParts | None = None) -> ModelReply:
         """One request: sent by the SDK (auth, headers, timeouts; an HTTP error raises its ``APIStatusError``
         here) with the body encoded by ``request_body``, its events read raw into a ``MessageBuilder``; an
         ``error`` event raises what the SDK's stream raised for it."""
         import anthropic
 
         builder = MessageBuilder(on_text, cb.on_thinking, cb.on_block, cb.on_block_start)
-        content, headers = request_body(params)
+        content, headers = request_body(params, parts)
         stream = await self.client.post(MESSAGES_PATH, cast_to=object, content=content, options={"headers": headers},
                                         stream=True, stream_cls=anthropic.AsyncStream[object])
         response = stream.response

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.model.client import ModelClient, ModelError, RetryInfo, StreamCallbacks
+from sidecar.model.client import EncodedParts, ModelClient, ModelError, RetryInfo, StreamCallbacks, request_body
 from sidecar.model.settings import ModelSettings
 from sidecar.model.stream import MessageBuilder, StreamIncomplete
 from sidecar.testing.scripted_server import ScriptedModelServer
@@ -327,3 +327,27 @@ async def test_the_request_body_is_the_bytes_the_sdk_would_send(
         assert ours.headers.get(name) == sdks.headers.get(name), name
     assert ours.headers["x-stainless-helper-method"] == streamed.headers["x-stainless-helper-method"] == "stream"
     assert ours.headers["anthropic-beta"] == "tool-search-tool-2025-10-19"
+
+
+def test_a_body_encoded_from_kept_parts_is_the_body_encoded_whole() -> None:
+    """Issue 29: a conversation's requests encode only what is new (``EncodedParts``); every body is
+    byte for byte the one encoded whole, as the history grows, as the newest message is replaced by a
+    copy with its cache breakpoint, when the tool list is another list, and after the history is cut."""
+    parts = EncodedParts()
+    tools = [{"name": "Read", "description": "Read a file — ü.", "input_schema": {"type": "object"}}]
+    history: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "hi ✓"}]}]
+    for step in range(6):
+        history.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_{step}", "name": "Read", "input": {"file_path": f"/w/{step}.py"}}]})
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{step}", "content": f"line\n{step}\t\"x\""}]})
+        messages = list(history)
+        messages[-1] = {**messages[-1], "content": [{**messages[-1]["content"][0],
+                                                      "cache_control": {"type": "ephemeral"}}]}
+        params = {"model": "claude-test", "max_tokens": 100, "messages": messages, "tools": tools,
+                  "system": [{"type": "text", "text": "terse"}], "extra_headers": {"anthropic-beta": "b"}}
+        assert request_body(params, parts) == request_body(params)
+        if step == 3:
+            tools = [*tools, {"name": "Glob", "description": "", "input_schema": {"type": "object"}}]
+            history = history[4:]  # compacted: what left is forgotten, what stays is the same
+    assert json.loads(request_body(params, parts)[0])["tools"][1]["name"] == "Glob"
