@@ -446,7 +446,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
             if start < 0:
                 start = max(1, total + start + 1)
             if start > total:
-                ledger.record_read(path, fp, key)
+                ledger.record_read(path, fp, key).scan = scan  # the count made: the next page needs none
                 return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
                                        f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
         if ledger.is_unchanged_read(path, key, fp):
