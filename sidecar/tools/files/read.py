@@ -834,8 +834,10 @@ def _read_tail(path: Path, ctx: ToolContext, fd: int, st: os.stat_result, head: 
     joined = b"\n".join(lines)
     # No CR and no line over MAX_LINE_CHARS bytes: each line shows as its decoded text, measured by length.
     plain = max(map(len, lines), default=0) <= MAX_LINE_CHARS and b"\r" not in joined
-    if strict and (not plain or (len(everything) < count and not whole)):
-        return None  # not plain, or the lines asked for are before what a read from the end holds: counted
+    if strict and (not plain or whole or len(everything) < count):
+        # Not plain, or the lines asked for are before what a read from the end holds, or it reached the
+        # file's start (the whole file is in hand: numbered from the start, as the count gives): counted.
+        return None
     try:  # one decode for the whole range ("\n" is never inside a UTF-8 sequence, valid or not)
         texts = joined.decode("utf-8", errors="strict" if strict else "replace").split("\n") if lines else []
     except UnicodeDecodeError:
