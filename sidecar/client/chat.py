@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,8 @@ class TerminalClient:
         self.renderer = UpdateRenderer(console, cwd)
         self.lines: LineSource = lines or PipedLines(lambda prompt: console.print(
             Text(prompt, style="bold yellow"), end=""))
-        self.interrupt_turn: Callable[[], None] = lambda: None  # set by the chat: cancels the running turn
+        # Set by the chat: cancels the running turn; it returns once ``session/cancel`` is on the wire.
+        self.interrupt_turn: Callable[[], Awaitable[None]] = _nothing_to_interrupt
 
     async def ask(self, prompt: str) -> str | None:
         """One answer line, stripped; ``None`` when stdin is closed (which must never count as a yes).
@@ -100,7 +101,9 @@ class TerminalClient:
             try:
                 return await self.lines.read(prompt)
             except Interrupted:
-                self.interrupt_turn()
+                # ACP's order: session/cancel first, then the question's "cancelled" answer. Answered first,
+                # the sidecar may take it as a refusal and send the next request before the cancel arrives.
+                await self.interrupt_turn()
                 return None
 
     async def on_permission(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -168,6 +171,10 @@ class TerminalClient:
             return {"outcome": "answered", "answers": answers}
 
 
+async def _nothing_to_interrupt() -> None:
+    """Before a chat sets its own: no turn to cancel."""
+
+
 def demo_env(base_url: str) -> dict[str, str]:
     env = dict(os.environ)
     env["ANTHROPIC_BASE_URL"] = base_url
@@ -202,7 +209,7 @@ class Chat:
             lines = TerminalLines(data_dir() / "chat-history", self.slash_commands) if terminal else None
         self.client = TerminalClient(console, auto_yes=bool(args.yes), trust=bool(getattr(args, "trust", False)),
                                      cwd=cwd, lines=lines)
-        self.client.interrupt_turn = self.interrupt
+        self.client.interrupt_turn = self.interrupt_at_question
         self.renderer = self.client.renderer
         self.lines = self.client.lines
         # From a checkout the served agent imports this copy; an installed package's interpreter already has
@@ -255,6 +262,12 @@ class Chat:
             self.process.notify("session/cancel", {"sessionId": self.session_id}))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
+
+    async def interrupt_at_question(self) -> None:
+        """Ctrl-C at a question: :meth:`interrupt`, returning once the ``session/cancel`` it sends is out."""
+        self.interrupt()
+        if self._sending:
+            await asyncio.gather(*self._sending, return_exceptions=True)
 
     # ---- the session ----------------------------------------------------------------------------------
     async def request(self, method: str, params: dict[str, Any], timeout: float | None = 120) -> Any:
