@@ -46,7 +46,7 @@ import hashlib
 import os
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +122,16 @@ class Fingerprint:
         if self.ctime_ns and (self.ctime_ns, self.ino) != (st.st_ctime_ns, st.st_ino):
             return False
         return self.mtime_ns == st.st_mtime_ns and self.size == st.st_size
+
+    def may_hold(self, st: os.stat_result) -> bool:
+        """Whether the file whose stat is ``st`` may still hold what this fingerprint describes, as far as
+        the stat tells. A full fingerprint with a digest leaves the ctime out (a ``chmod``, a hard link or
+        an xattr changes nothing a write relies on, and its digest checks the content); a partial one keeps
+        it, since nothing else sees a same-size rewrite with its mtime set back."""
+        if self.full and self.digest is not None:
+            return (not self.ino or self.ino == st.st_ino) and (
+                self.mtime_ns == st.st_mtime_ns and self.size == st.st_size)
+        return self.same_file_stat(st)
 
 
 def client_fingerprint(content: bytes) -> Fingerprint:
@@ -251,6 +261,10 @@ class ReadLedger:
             self._kept.pop(path, None)
         elif fp.full or not entry.fingerprint.full:
             entry.fingerprint = fp
+        elif not entry.fingerprint.ctime_ns:
+            # A full fingerprint (a write's, or a whole read's) learns the stat a partial read saw: a later
+            # same-size rewrite with its mtime set back is then seen by the next "unchanged" check.
+            entry.fingerprint = replace(entry.fingerprint, ctime_ns=fp.ctime_ns, ino=fp.ino)
         if content is not None:
             self._keep(entry, content)
         entry.ranges.add(range_key)
@@ -299,12 +313,15 @@ class ReadLedger:
         entry = self._entries.get(path)
         if entry is None or entry.stale or path in self._landing:
             return False
-        now = stat_fingerprint(path)
+        try:
+            st: os.stat_result | None = os.stat(path)
+        except OSError:
+            st = None
         if entry.fingerprint.source == "client":
-            if not self._disk_differs(entry, now):
+            if not self._disk_differs(entry, None if st is None else Fingerprint.of_stat(st)):
                 return False
-        elif now is not None and now.same_stat(entry.fingerprint):
-            return False  # our own write, or a touch that changed nothing we track
+        elif st is not None and entry.fingerprint.may_hold(st):
+            return False  # our own write, a touch that changed nothing we track, or (known content) a chmod
         entry.stale = True
         return True
 
@@ -344,7 +361,7 @@ class ReadLedger:
             return fp.size == st.st_size
         if entry.stale:
             return False
-        return fp.full and fp.digest is not None and fp.same_file_stat(st)
+        return fp.full and fp.digest is not None and fp.may_hold(st)
 
     def require_fresh(self, path: Path, shown: str, data: bytes, st: os.stat_result,
                       data_digest: str | None = None) -> None:
@@ -359,7 +376,7 @@ class ReadLedger:
         if fp.source == "client":  # the editor served it: fresh while the disk holds that very text
             changed = not holds_client_text(fp, data, data_digest)
         else:
-            changed = entry.stale or not fp.same_file_stat(st) or (
+            changed = entry.stale or not fp.may_hold(st) or (
                 fp.full and fp.digest is not None and fp.digest != (data_digest or digest(data)))
         if changed:
             raise StaleError(f"{shown} was modified since read (by the user, a formatter or another "

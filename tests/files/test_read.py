@@ -504,3 +504,63 @@ async def test_a_same_size_rewrite_with_the_mtime_set_back_is_seen_after_a_parti
     os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))
     text, err, _ = await agent.call("Edit", file_path=str(f), old_string="0399998 ok", new_string="0399998 fine")
     assert err and "modified since read" in text
+
+
+async def test_after_the_agents_own_edit_a_tail_read_still_sees_a_sneaky_same_size_rewrite(
+        agent: Agent, ws: Path) -> None:
+    """The agent's own Edit leaves a full fingerprint without the ctime (its stat is taken before the
+    rename). A Read of the tail after it then teaches the fingerprint the ctime it saw, so a same-size
+    rewrite with the mtime set back is not answered "unchanged" by the next same Read."""
+    f = ws / "own.log"
+    data = b"".join(b"%07d ok\n" % i for i in range(1, 400_001))
+    f.write_bytes(data)
+    got, err, _ = await agent.call("Read", file_path=str(f), offset=-10)
+    assert not err
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="0399999 ok", new_string="0399999 OK")
+    assert not err, text
+    got, err, _ = await agent.call("Read", file_path=str(f), offset=-5)
+    assert not err and "0400000 ok" in got
+    st = f.stat()
+    with f.open("r+b") as fh:
+        fh.seek(st.st_size - 3)
+        fh.write(b"NO\n")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    got, err, out = await agent.call("Read", file_path=str(f), offset=-5)
+    assert not err and not out.metadata.get("unchanged") and "0400000 NO" in got
+
+
+async def test_a_chmod_or_a_hard_link_does_not_make_a_file_read_whole_stale(agent: Agent, ws: Path) -> None:
+    """A file the agent knows whole (read whole, or written by it) is checked by its digest: a change of
+    its metadata alone (``chmod``, a new hard link) leaves an Edit landing, even after a partial Read
+    taught the fingerprint the ctime. After a partial read of a large file, a chmod asks for a fresh
+    Read (the decision in docs/files.md: nothing but the ctime sees a sneaky rewrite there)."""
+    f = ws / "small.py"
+    f.write_text("a = 1\nb = 2\n")
+    _, err, _ = await agent.call("Read", file_path=str(f))
+    assert not err
+    os.chmod(f, 0o600)
+    os.link(f, ws / "small.bak")
+    text, err, _ = await agent.call("Edit", file_path=str(f), old_string="a = 1", new_string="a = 10")
+    assert not err, text
+    assert f.read_text() == "a = 10\nb = 2\n"
+
+    big = ws / "big.log"
+    big.write_bytes(b"".join(b"%07d ok\n" % i for i in range(1, 400_001)))
+    _, err, _ = await agent.call("Read", file_path=str(big), offset=-10)
+    assert not err
+    text, err, _ = await agent.call("Edit", file_path=str(big), old_string="0399999 ok", new_string="0399999 OK")
+    assert not err, text  # now known whole (written by the agent)
+    _, err, _ = await agent.call("Read", file_path=str(big), offset=-5)  # learns the ctime
+    assert not err
+    os.chmod(big, 0o600)
+    text, err, _ = await agent.call("Edit", file_path=str(big), old_string="0400000 ok", new_string="0400000 OK")
+    assert not err, text
+    assert big.read_bytes().endswith(b"0399999 OK\n0400000 OK\n")
+
+    other = ws / "other.log"
+    other.write_bytes(b"".join(b"%07d ok\n" % i for i in range(1, 400_001)))
+    _, err, _ = await agent.call("Read", file_path=str(other), offset=-10)
+    assert not err
+    os.chmod(other, 0o600)
+    text, err, _ = await agent.call("Edit", file_path=str(other), old_string="0399999 ok", new_string="x")
+    assert err and "modified since read" in text and "Read it again" in text
