@@ -564,3 +564,15 @@ async def test_a_chmod_or_a_hard_link_does_not_make_a_file_read_whole_stale(agen
     os.chmod(other, 0o600)
     text, err, _ = await agent.call("Edit", file_path=str(other), old_string="0399999 ok", new_string="x")
     assert err and "modified since read" in text and "Read it again" in text
+
+
+async def test_an_unchanged_tail_read_gives_the_range_it_covers(agent: Agent, ws: Path) -> None:
+    """The last 50 lines of a large file, read twice: the repeat is "unchanged" and its range is the one
+    the first Read covered, -50 to -1 (the last line), not past the end."""
+    f = ws / "tail.log"
+    f.write_bytes(b"".join(b"%07d ok\n" % i for i in range(1, 400_001)))
+    _, err, first = await agent.call("Read", file_path=str(f), offset=-50)
+    assert not err and first.metadata["range"] == [-50, -1]
+    text, err, again = await agent.call("Read", file_path=str(f), offset=-50)
+    assert not err and again.metadata["unchanged"] and again.metadata["range"] == [-50, -1]
+    assert text.startswith("File unchanged since last read: the last 50 lines of tail.log")

@@ -192,3 +192,17 @@ async def test_a_huge_streamed_file_is_bounded_from_the_start_and_from_the_end(a
     assert tail.startswith("179076\trow 09076 ") and tail.endswith(
         f"(Large file: {size} bytes, 180000 lines. Showing lines 179076-180000: the earlier lines of this range "
         f"are over {BOUND}. Use offset=179001 with limit=75 to read them, or Grep to find what you need.)")
+
+
+async def test_a_repeated_read_past_the_end_of_a_huge_file_says_past_the_end_again(agent: Agent, ws: Path) -> None:
+    """A streamed file (over 16 MiB) read past its end shows nothing: the same Read again says so again
+    (it is not "unchanged", which would tell the model to reuse a result that had no lines)."""
+    f = ws / "huge.txt"
+    with open(f, "w") as fh:
+        for _ in range(18):
+            fh.write(_rows(10_000))
+    expected = "huge.txt has 180000 lines; offset 200000 is past the end. Use an offset between 1 and 180000."
+    for _ in range(2):
+        text, err, out = await agent.call("Read", file_path=str(f), offset=200_000)
+        assert not err and not out.metadata.get("unchanged")
+        assert text.endswith(expected), text

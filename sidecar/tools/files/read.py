@@ -200,11 +200,11 @@ def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int, key: str) -
             f"Read showed of this range; the rest is over Read's {READ_MAX_CHARS:,}-character bound) are exactly "
             f"as it returned them. Use that earlier result instead of reading again, and {on}.",
             metadata={"unchanged": True, "range": [first, last]})
-    if start < 0:
+    if start < 0:  # numbered from the end: the range stops at the last line (-1)
         return ToolOutput.text(
             f"File unchanged since last read: the last {-start} lines of {shown(ctx, path)} are exactly as "
             "your earlier Read returned them. Use that earlier result instead of reading again.",
-            metadata={"unchanged": True, "range": [start, end]})
+            metadata={"unchanged": True, "range": [start, min(end, -1)]})
     return ToolOutput.text(
         f"File unchanged since last read: lines {start}-{end} of {shown(ctx, path)} are exactly as your "
         "earlier Read returned them. Use that earlier result instead of reading again.",
@@ -807,6 +807,7 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
     new_entry: LedgerEntry = ledger.record_read(path, fp, key)
     new_entry.line_index, new_entry.total_lines = index, total
     if start > total:
+        new_entry.ranges.discard(key)  # nothing shown: a repeat is past the end again, not "unchanged"
         return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
                                f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
     start = lines[0][0] if lines else start
