@@ -240,3 +240,19 @@ def test_a_mount_made_after_the_spare_started_is_read_only_for_the_command(tmp_p
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("REFUSED"), out.stdout
     assert "Read-only file system" in out.stdout
+
+
+async def test_a_spare_taken_for_a_command_that_fails_to_start_ends(session: Session,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault between taking the spare and handing it the command (here: making the command's argv)
+    ends the spare with the call: it is out of the session's hands then, and nothing else would end it."""
+    spare = await ready_spare(session)
+
+    def broken(command: str, env: dict[str, str]) -> None:
+        raise OSError("injected: no argv")
+
+    monkeypatch.setattr(runner, "plain_argv", broken)
+    with pytest.raises(OSError, match="injected"):  # the pipeline turns it into the model's error
+        await run_bash(session, "ls")
+    assert shells_of(session).spare is not spare
+    assert await ended(spare.popen.pid)

@@ -776,19 +776,22 @@ async def start(
     if report_cwd:
         cwd_path = output_path.with_suffix(".cwd")
         cwd_fd = os.open(cwd_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    plain = None if report_cwd else plain_argv(command, env)
     program: str | None = None
-    if plain is not None:
-        argv, program = plain
-    else:
-        argv = shell_argv(command_script(command, f"&{cwd_fd}") if report_cwd else command)
-    if spare is not None:
-        # ``_`` as the command would get it: bash exports the program's path; a script gets the sidecar's.
-        underscore = program if plain is not None else env.get("_")
-        if not report_cwd and policy is not None and os.path.isdir(cwd) and spare.run(argv, cwd, underscore):
-            return _started(command, ChildProcess(spare.popen, spare.loop), spare.read_fd, output_path, None,
-                            cap, policy)
-        spare.discard()
+    try:
+        plain = None if report_cwd else plain_argv(command, env)
+        if plain is not None:
+            argv, program = plain
+        else:
+            argv = shell_argv(command_script(command, f"&{cwd_fd}") if report_cwd else command)
+        if spare is not None:
+            # ``_`` as the command would get it: bash exports the program's path; a script gets the sidecar's.
+            underscore = program if plain is not None else env.get("_")
+            if not report_cwd and policy is not None and os.path.isdir(cwd) and spare.run(argv, cwd, underscore):
+                return _started(command, ChildProcess(spare.popen, spare.loop), spare.read_fd, output_path, None,
+                                cap, policy)
+    finally:
+        if spare is not None:  # not taken, or a step above failed: it must not outlive this call (once taken,
+            spare.discard()    # ``run`` marked it ended and this does nothing)
     if plain is not None:
         env = {**env, "PWD": str(cwd), "_": program or ""}
     read_fd, out_fd = os.pipe()
