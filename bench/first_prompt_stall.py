@@ -173,8 +173,10 @@ async def run(runs: int) -> int:
           f"{statistics.pstdev(after_1s) * 1000:.0f} ms")
     row("first_prompt_1s", "first prompt 1 s after session/new → request", ms(median(after_1s)), "<= 300 ms",
         median(after_1s) <= 0.300)
+    # The goal is Claude Code's figure in a side-by-side on the same machine, which needs Claude Code: the
+    # issue's 648 ms was measured on another machine, so the row is printed, not judged.
     row("first_prompt_now", "first prompt right after session/new → request", ms(median(at_once)),
-        "(Claude Code: 648 ms in issue 29)", True)
+        "<= Claude Code, same run (issue 29: 648 ms)", None)
     row("busy_requests", "set_mode / cancel during the first prompt",
         f"{bm * 1000:.0f} / {bc * 1000:.0f} ms (idle {im * 1000:.1f} / {ic * 1000:.1f})", "<= 100 ms",
         bm <= 0.100 and bc <= 0.100)

@@ -82,11 +82,12 @@ ORDER = ["first_prompt", "first_prompt_1s", "first_prompt_now", "busy_requests",
          "scale_load", "panel_load", "panel_input", "panel_frames", "panel_final"]
 
 
-def row(key: str, measure: str, value: str, goal: str, ok: bool) -> None:
-    """One line of bench/run's closing table (also printed here, so a benchmark run alone shows it)."""
+def row(key: str, measure: str, value: str, goal: str, ok: bool | None) -> None:
+    """One line of bench/run's closing table (also printed here, so a benchmark run alone shows it).
+    ``ok`` None: the goal's reference cannot be run here (printed as NOT JUDGED, never as met)."""
     import json
 
-    verdict = "OK" if ok else "MISSED"
+    verdict = "NOT JUDGED" if ok is None else "OK" if ok else "MISSED"
     print(f"-> {measure}: {value}   goal {goal}   {verdict}", flush=True)
     path = os.environ.get("BENCH_SUMMARY")
     if path:
