@@ -74,7 +74,8 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
 # Each benchmark reports its headline numbers with ``row``; bench/run sets BENCH_SUMMARY to a file and
 # prints every row, in the order of issue 18's table (``ORDER``), when all benchmarks have run.
 
-ORDER = ["first_prompt", "first_prompt_1s", "first_prompt_now", "busy_requests", "step_read_small", "step_bash_ls",
+ORDER = ["first_prompt", "first_prompt_1s", "first_prompt_now", "first_prompt_whole", "busy_requests",
+         "step_read_small", "step_bash_ls",
          "step_read_x8", "read_head", "read_last", "read_whole", "idle_rss",
          "startup", "glob", "edit", "read_tail", "read_deep", "bash_output",
          "bash_output_floor",
@@ -109,6 +110,7 @@ def print_summary(path: str) -> None:
     names = {"first_prompt": "first prompt vs tenth",
              "first_prompt_1s": "first prompt 1 s after session/new → request",
              "first_prompt_now": "first prompt right after session/new → request",
+             "first_prompt_whole": "process start → first request (prompt at once)",
              "busy_requests": "set_mode / cancel during the first prompt",
              "startup": "startup to LSP initialize vs jedi",
              "glob": "Glob **/*.py vs rg --files -g", "edit": "Edit 1M lines vs read-replace-write+fsync",
