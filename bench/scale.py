@@ -8,8 +8,8 @@ Each part is printed as numbers with its goal beside them (issue 18, "Scale meas
   each send one prompt at the same time; every turn is the model asking for three read-only tools at
   once (Read, Glob, Grep over a small workspace) and then answering; each model reply starts
   ``--model-delay`` s (default 1) after its request, as a real model's does. Time from the first prompt sent to
-  the last response, for 5 sessions and then for N. Goal: N = 50 takes ≤ 2× the time of 5 (the reference
-  is the 5-session run of the same process, measured just before).
+  the last response, for 5 sessions and then for N. Goal: N = 50 takes ≤ 1.5× the time of 5 (issue 29;
+  issue 18 asked ≤ 2×; the reference is the 5-session run of the same process, measured just before).
 - **long**: one session, ``--turns`` prompts one after the other, each a Read of a different 3 KB file then
   an answer, in a context window small enough (``SIDECAR_CONTEXT_WINDOW``) that the conversation is
   compacted every few dozen turns (the summary is a scripted reply). Per-turn time = ``session/prompt`` to
@@ -145,7 +145,7 @@ async def part_sessions(n: int, delay: float) -> None:
     ref = statistics.mean([small, small2])
     ratio = big / ref
     print(f"5 sessions: {small:.2f} s (again after: {small2:.2f} s); {n} sessions: {big:.2f} s; "
-          f"{n} vs 5 = {ratio:.2f}x (goal <= 2x for 50)")
+          f"{n} vs 5 = {ratio:.2f}x (goal <= 1.5x for 50)")
     print(f"CPU of the sidecar and its children: {cpu.get(5, 0):.2f} s for 5 sessions, {cpu.get(n, 0):.2f} s for {n} "
           f"({cpu.get(n, 0) / max(n, 1) * 1000:.0f} ms a session, the sidecar's own "
           f"{own.get(n, 0) / max(n, 1) * 1000:.0f} ms; 5 sessions: {cpu.get(5, 0) / 5 * 1000:.0f} ms, own "
@@ -164,7 +164,7 @@ async def part_sessions(n: int, delay: float) -> None:
           "sessions wait on each other, not only how much CPU 3 tools x N take on this machine "
           "(--model-delay 0 for that)")
     row("scale_sessions", f"{n} vs 5 concurrent sessions", f"{ratio:.2f}x ({big:.2f} vs {ref:.2f} s, model {delay} s)",
-        "<= 2x", ratio <= 2)
+        "<= 1.5x", ratio <= 1.5)
 
 
 async def part_long(turns: int, window: int) -> None:
