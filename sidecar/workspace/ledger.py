@@ -101,9 +101,10 @@ class Fingerprint:
     # A client fingerprint: the digest of the text with CRLF read as LF (an editor may serve LF text for
     # a CRLF file on disk); equal to ``digest`` when the text has no CRLF.
     loose: str | None = None
-    # A partial fingerprint (``of_stat``): the inode and ctime too, which no ``touch`` or same-size rewrite
-    # with its mtime set back can keep. 0: not known (a full digest covers the content; a written file's
-    # stat is taken before its rename, which moves the ctime).
+    # The inode and ctime, which no ``touch`` or same-size rewrite with its mtime set back can keep: known
+    # to a read's fingerprint (partial, ``of_stat``, or whole), and learnt by a write's from a later
+    # partial read. 0: not known (a written file's stat is taken before its rename, which moves the
+    # ctime). What a write relies on compares them only when there is no digest (``may_hold``).
     ctime_ns: int = 0
     ino: int = 0
 

@@ -576,3 +576,37 @@ async def test_an_unchanged_tail_read_gives_the_range_it_covers(agent: Agent, ws
     text, err, again = await agent.call("Read", file_path=str(f), offset=-50)
     assert not err and again.metadata["unchanged"] and again.metadata["range"] == [-50, -1]
     assert text.startswith("File unchanged since last read: the last 50 lines of tail.log")
+
+
+async def test_a_repeated_read_past_the_end_or_of_an_empty_file_says_so_again(agent: Agent, ws: Path) -> None:
+    """Nothing shown, nothing to reuse: the same Read again is answered as the first, not "unchanged"."""
+    f = ws / "small.txt"
+    f.write_text("a\nb\nc\n")
+    empty = ws / "empty.txt"
+    empty.write_text("")
+    for _ in range(2):
+        text, err, out = await agent.call("Read", file_path=str(f), offset=10)
+        assert not err and not out.metadata.get("unchanged")
+        assert text == "small.txt has 3 lines; offset 10 is past the end. Use an offset between 1 and 3.", text
+        text, err, out = await agent.call("Read", file_path=str(empty))
+        assert not err and not out.metadata.get("unchanged") and "exists but is empty" in text, text
+
+
+async def test_a_whole_read_then_a_range_read_sees_a_sneaky_same_size_rewrite(agent: Agent, ws: Path) -> None:
+    """A large file whose first lines are not UTF-8 is read whole (its fingerprint full). Rewritten to the
+    same size with the mtime set back so the range path can read it, the same Read is not "unchanged":
+    the whole read kept the inode's ctime."""
+    f = ws / "mixed.log"
+    lines = [b"%07d ok\n" % i for i in range(1, 400_001)]
+    lines[9] = b"000010 \xe9k\n"
+    f.write_bytes(b"".join(lines))
+    _, err, _ = await agent.call("Read", file_path=str(f), limit=20)
+    assert not err
+    st = f.stat()
+    at = f.read_bytes().index(b"\xe9")
+    with f.open("r+b") as fh:
+        fh.seek(at)
+        fh.write(b"X")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    text, err, out = await agent.call("Read", file_path=str(f), limit=20)
+    assert not err and not out.metadata.get("unchanged") and "000010 Xk" in text, text

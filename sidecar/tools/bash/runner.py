@@ -790,8 +790,8 @@ async def start(
                 return _started(command, ChildProcess(spare.popen, spare.loop), spare.read_fd, output_path, None,
                                 cap, policy)
     finally:
-        if spare is not None:  # not taken, or a step above failed: it must not outlive this call (once taken,
-            spare.discard()    # ``run`` marked it ended and this does nothing)
+        if spare is not None:  # not taken, or a step before ``run`` failed: it ends here. Once ``run`` took
+            spare.discard()    # the command the spare is ended and this does nothing (the command's now)
     if plain is not None:
         env = {**env, "PWD": str(cwd), "_": program or ""}
     read_fd, out_fd = os.pipe()

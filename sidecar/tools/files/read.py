@@ -186,6 +186,14 @@ def _range_key(inp: ReadInput) -> tuple[int, int, str]:
     return start, limit, f"lines:{start}+{limit}"
 
 
+def _past_end(ctx: ToolContext, path: Path, start: int, total: int) -> ToolOutput:
+    """A range that starts after the file's last line: nothing shown (``past_end``: not remembered as read,
+    so the same Read again says this again)."""
+    return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
+                           f"Use an offset between 1 and {total}.",
+                           metadata={"range": [start, start], "past_end": True})
+
+
 def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int, key: str) -> ToolOutput:
     end = start + limit - 1
     entry = ledger_of(ctx).get(path)
@@ -329,12 +337,18 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
         if large is not None:
             return large
     data, st = read_bytes(path)
-    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True)
+    # The stat of the read's own descriptor: its ctime and inode are the file's as read, so a later
+    # range Read of a large file compares them too (a same-size rewrite with the mtime set back).
+    fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True, ctime_ns=st.st_ctime_ns, ino=st.st_ino)
     if ledger.is_unchanged_read(path, key, fp):
         return _unchanged(path, ctx, start, limit, key)
     text, enc = _decode_text(path, ctx, data)
-    ledger.record_read(path, fp, key, data)
-    return _remember_bound(ctx, path, key, _text_output(path, ctx, text, enc, start, limit))
+    entry = ledger.record_read(path, fp, key, data)
+    out = _text_output(path, ctx, text, enc, start, limit)
+    if out.metadata.get("empty") or out.metadata.get("past_end"):
+        entry.ranges.discard(key)  # nothing shown: a repeat says so again, not "unchanged"
+        return out
+    return _remember_bound(ctx, path, key, out)
 
 
 SCAN_BLOCK = 1 << 18  # a large file is scanned this many bytes at a time, through one reused buffer
@@ -447,8 +461,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
                 start = max(1, total + start + 1)
             if start > total:
                 ledger.record_read(path, fp, key).scan = scan  # the count made: the next page needs none
-                return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
-                                       f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
+                return _past_end(ctx, path, start, total)
         if ledger.is_unchanged_read(path, key, fp):
             return _unchanged(path, ctx, start, min(limit, total - start + 1) if total is not None else limit, key)
         count = limit if total is None else min(limit, total - start + 1)
@@ -704,8 +717,7 @@ def _text_output(path: Path, ctx: ToolContext, text: str, enc: Encoding | None, 
     if start < 0:
         start = max(1, total + start + 1)
     if start > total:
-        return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
-                               f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
+        return _past_end(ctx, path, start, total)
     return _lines_output(lines[start - 1:start - 1 + limit], enc, start, total, from_end=from_end)
 
 
@@ -808,8 +820,7 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
     new_entry.line_index, new_entry.total_lines = index, total
     if start > total:
         new_entry.ranges.discard(key)  # nothing shown: a repeat is past the end again, not "unchanged"
-        return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
-                               f"Use an offset between 1 and {total}.", metadata={"range": [start, start]})
+        return _past_end(ctx, path, start, total)
     start = lines[0][0] if lines else start
     end = start + len(lines) - 1
     bounded = (start, end) != asked
