@@ -66,7 +66,7 @@ class ObservedLedger(ReadLedger):
         self.on_write: list[Callable[[Path, Fingerprint], None]] = []
         self.on_editor_change: list[Callable[[Path, str | None, str], None]] = []
 
-    def record_read(self, path: Path, fp: Fingerprint, range_key: str, content: bytes | None = None) -> Any:
+    def record_read(self, path: Path, fp: Fingerprint, range_key: str | None, content: bytes | None = None) -> Any:
         entry = super().record_read(path, fp, range_key, content)
         for observer in self.on_read:
             observer(path)

@@ -246,9 +246,11 @@ class ReadLedger:
     def paths(self) -> set[Path]:
         return set(self._entries)
 
-    def record_read(self, path: Path, fp: Fingerprint, range_key: str,
+    def record_read(self, path: Path, fp: Fingerprint, range_key: str | None,
                     content: bytes | None = None) -> LedgerEntry:
-        """``content``: the whole file's bytes when the tool read them all (kept for rebasing)."""
+        """``content``: the whole file's bytes when the tool read them all (kept for rebasing).
+        ``range_key`` None: the Read showed no line (past the end, an empty file): the file counts as read,
+        but no range does, so the same Read again is answered as the first, never "unchanged"."""
         entry = self._entries.get(path)
         if entry is None or entry.stale or not entry.fingerprint.same_stat(fp) or (
                 entry.fingerprint.digest and fp.digest and entry.fingerprint.full and fp.full
@@ -263,12 +265,14 @@ class ReadLedger:
         elif fp.full or not entry.fingerprint.full:
             entry.fingerprint = fp
         elif not entry.fingerprint.ctime_ns:
-            # A full fingerprint (a write's, or a whole read's) learns the stat a partial read saw: a later
-            # same-size rewrite with its mtime set back is then seen by the next "unchanged" check.
+            # A write's full fingerprint (no ctime: its stat was taken before the rename) learns the stat a
+            # partial read saw: a later same-size rewrite with its mtime set back is then seen by the next
+            # "unchanged" check.
             entry.fingerprint = replace(entry.fingerprint, ctime_ns=fp.ctime_ns, ino=fp.ino)
         if content is not None:
             self._keep(entry, content)
-        entry.ranges.add(range_key)
+        if range_key is not None:
+            entry.ranges.add(range_key)
         entry.read_at = time.time()
         return entry
 

@@ -187,8 +187,8 @@ def _range_key(inp: ReadInput) -> tuple[int, int, str]:
 
 
 def _past_end(ctx: ToolContext, path: Path, start: int, total: int) -> ToolOutput:
-    """A range that starts after the file's last line: nothing shown (``past_end``: not remembered as read,
-    so the same Read again says this again)."""
+    """A range that starts after the file's last line: nothing shown (``past_end``; its Read records no
+    range, so the same Read again says this again)."""
     return ToolOutput.text(f"{shown(ctx, path)} has {total} lines; offset {start} is past the end. "
                            f"Use an offset between 1 and {total}.",
                            metadata={"range": [start, start], "past_end": True})
@@ -343,11 +343,9 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     if ledger.is_unchanged_read(path, key, fp):
         return _unchanged(path, ctx, start, limit, key)
     text, enc = _decode_text(path, ctx, data)
-    entry = ledger.record_read(path, fp, key, data)
     out = _text_output(path, ctx, text, enc, start, limit)
-    if out.metadata.get("empty") or out.metadata.get("past_end"):
-        entry.ranges.discard(key)  # nothing shown: a repeat says so again, not "unchanged"
-        return out
+    showed_nothing = out.metadata.get("empty") or out.metadata.get("past_end")
+    ledger.record_read(path, fp, None if showed_nothing else key, data)
     return _remember_bound(ctx, path, key, out)
 
 
@@ -460,7 +458,7 @@ def _read_large_range(path: Path, ctx: ToolContext, start: int, limit: int, key:
             if start < 0:
                 start = max(1, total + start + 1)
             if start > total:
-                ledger.record_read(path, fp, key).scan = scan  # the count made: the next page needs none
+                ledger.record_read(path, fp, None).scan = scan  # the count made: the next page needs none
                 return _past_end(ctx, path, start, total)
         if ledger.is_unchanged_read(path, key, fp):
             return _unchanged(path, ctx, start, min(limit, total - start + 1) if total is not None else limit, key)
@@ -816,10 +814,9 @@ def _read_streamed(path: Path, ctx: ToolContext, inp: ReadInput, st: os.stat_res
         lines, out = (lines[-k:], out[-k:]) if from_end else (lines[:k], out[:k])
     picked = b"".join(raw for _, raw, _ in lines)
     fp = Fingerprint.of_stat(st, digest(head + tail + picked))
-    new_entry: LedgerEntry = ledger.record_read(path, fp, key)
+    new_entry: LedgerEntry = ledger.record_read(path, fp, key if start <= total else None)
     new_entry.line_index, new_entry.total_lines = index, total
     if start > total:
-        new_entry.ranges.discard(key)  # nothing shown: a repeat is past the end again, not "unchanged"
         return _past_end(ctx, path, start, total)
     start = lines[0][0] if lines else start
     end = start + len(lines) - 1
