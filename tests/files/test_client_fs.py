@@ -496,3 +496,23 @@ async def test_an_editor_that_saves_at_once_gets_no_unsaved_note(
         "The file notes.txt has been updated. Here's the result of running `cat -n` on a snippet of the edited "
         "file:\n     1\talpha\n     2\tbeta\n     3\tdelta", False)
     assert notes.read_bytes() == b"alpha\nbeta\ndelta\n"
+
+
+async def test_a_repeated_read_past_the_end_of_an_editor_buffer_says_so_again(
+        editor_sidecar: tuple[Harness, Editor], workspace: Path, model_server: ScriptedModelServer) -> None:
+    """Read through the editor past the buffer's last line, twice: the second answer is the first's, not
+    "unchanged" (nothing was shown to reuse)."""
+    harness, editor = editor_sidecar
+    notes = workspace / "notes.txt"
+    editor.buffers[str(notes)] = "alpha\nbeta\n"
+    model_server.add_turns([
+        _tool("toolu_p1", "Read", file_path=str(notes), offset=10),
+        _tool("toolu_p2", "Read", file_path=str(notes), offset=10),
+        _say("done"),
+    ])
+    session = await harness.new_session(workspace)
+    assert await harness.prompt(session, "read past the end") == "end_turn"
+    past_end = "notes.txt has 2 lines; offset 10 is past the end. Use an offset between 1 and 2."
+    for tool_id in ("toolu_p1", "toolu_p2"):
+        text, is_error = _result(model_server, tool_id)
+        assert not is_error and text.startswith(past_end) and "unchanged" not in text, text

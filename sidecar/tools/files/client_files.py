@@ -208,8 +208,9 @@ async def require_unchanged_during_review(ctx: ToolContext, path: Path, who: str
                         "and propose the change against its current content.")
 
 
-def record_client_read(ctx: ToolContext, path: Path, key: str, text: str, disk: tuple[int, int] | None) -> None:
-    """The agent saw ``text`` (the editor's) of ``path``, range ``key``."""
+def record_client_read(ctx: ToolContext, path: Path, key: str | None, text: str,
+                       disk: tuple[int, int] | None) -> None:
+    """The agent saw ``text`` (the editor's) of ``path``, range ``key`` (None: no line of it)."""
     content = text.encode("utf-8")
     entry = ledger_of(ctx).record_read(path, client_fingerprint(content), key, content)
     entry.disk_seen = disk

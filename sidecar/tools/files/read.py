@@ -194,6 +194,12 @@ def _past_end(ctx: ToolContext, path: Path, start: int, total: int) -> ToolOutpu
                            metadata={"range": [start, start], "past_end": True})
 
 
+def _shown_key(out: ToolOutput, key: str) -> str | None:
+    """The range ``key`` a Read's output ``out`` showed lines of, for the ledger; None when it showed none
+    (past the end, an empty file), so its repeat is answered as it was, never "unchanged"."""
+    return None if out.metadata.get("empty") or out.metadata.get("past_end") else key
+
+
 def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int, key: str) -> ToolOutput:
     end = start + limit - 1
     entry = ledger_of(ctx).get(path)
@@ -344,8 +350,7 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
         return _unchanged(path, ctx, start, limit, key)
     text, enc = _decode_text(path, ctx, data)
     out = _text_output(path, ctx, text, enc, start, limit)
-    showed_nothing = out.metadata.get("empty") or out.metadata.get("past_end")
-    ledger.record_read(path, fp, None if showed_nothing else key, data)
+    ledger.record_read(path, fp, _shown_key(out, key), data)
     return _remember_bound(ctx, path, key, out)
 
 
@@ -686,8 +691,9 @@ async def _read_editor_text(path: Path, ctx: ToolContext, inp: ReadInput) -> Too
     if ledger_of(ctx).is_unchanged_read(path, key, client_fingerprint(text.encode("utf-8"))):
         out = _unchanged(path, ctx, start, limit, key)
     else:
-        record_client_read(ctx, path, key, text, disk)
-        out = _remember_bound(ctx, path, key, _text_output(path, ctx, text, None, start, limit))
+        out = _text_output(path, ctx, text, None, start, limit)
+        record_client_read(ctx, path, _shown_key(out, key), text, disk)
+        out = _remember_bound(ctx, path, key, out)
         last = out.blocks[-1] if out.blocks else None
         if disk_text is None and isinstance(last, TextBlock):
             last.text += (f"\n\nNote: {who} exists only in the editor so far (not saved to disk); commands you "
