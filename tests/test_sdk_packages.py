@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.model.sdk_packages import ReexportFinder, read_reexports
+from sidecar.model.sdk_packages import ReexportFinder, read_deferred_imports, read_reexports
 from sidecar.testing.scripted_server import ScriptedModelServer
 from tests.conftest import REPO
 
-# Every public binding of every package under anthropic.types and anthropic.resources, described by name
-# (a class or function by where it is defined, a module by its name, anything else by its repr). "plain":
-# the SDK imported as it is, each package's __init__ run; "deferred": with the finder, each name asked for.
+# Every public binding of anthropic and of every package under anthropic.types and anthropic.resources,
+# described by name (a class or function by where it is defined, a module by its name, anything else by its
+# repr). "plain": the SDK imported as it is, each package's __init__ run; "deferred": with the finder, each
+# name asked for.
 BINDINGS = r"""
 import importlib, json, re, sys, types
 mode = sys.argv[1]
@@ -38,8 +39,9 @@ def describe(value):
     return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
 
 if mode == "plain":
-    names = sorted(m for m, module in sys.modules.items() if m.startswith(("anthropic.types", "anthropic.resources"))
-                   and hasattr(module, "__path__"))
+    names = ["anthropic"] + sorted(m for m, module in sys.modules.items()
+                                   if m.startswith(("anthropic.types", "anthropic.resources"))
+                                   and hasattr(module, "__path__"))
 else:
     names = json.loads(sys.argv[2])
 found = {}
@@ -66,6 +68,7 @@ def run(script: str, *args: str) -> str:
 def test_every_name_of_the_sdks_packages_is_the_one_the_plain_import_binds() -> None:
     plain = json.loads(run(BINDINGS, "plain"))
     assert "anthropic.types.beta" in plain and "anthropic.resources" in plain
+    assert "AnthropicFoundry" in plain["anthropic"]  # a deferred import of anthropic's own __init__
     deferred = json.loads(run(BINDINGS, "deferred", json.dumps(sorted(plain))))
     assert deferred.keys() == plain.keys()
     for package, bindings in plain.items():
@@ -208,3 +211,128 @@ def test_reexports_are_read_in_order_with_all_and_the_docstring() -> None:
     assert found is not None
     assert found.names == {"A": ("b.c", "C"), "B": ("a", "B")}  # the later binding of A wins, as when run
     assert found.all == ["A", "B"] and found.doc == "Doc." and found.future == ("annotations",)
+
+
+# ---- named imports an __init__ makes of a module the sidecar never uses --------------------------------
+
+# After ``import anthropic`` with the finder: the Azure AI Foundry client and the beta resources it builds at
+# import (~1,100 modules) are not loaded; its name, first used, is the class the plain import binds.
+FOUNDRY_DEFERRED = r"""
+import json, sys
+import sidecar.model
+import anthropic
+def beta_resources():
+    return sum(m.startswith("anthropic.resources.beta.") for m in sys.modules)
+before = {"foundry": "anthropic.lib.foundry" in sys.modules, "beta_resources": beta_resources()}
+client_class = anthropic.AnthropicFoundry
+import anthropic.lib.foundry as foundry
+print(json.dumps({"before": before, "beta_resources_after": beta_resources(),
+                  "loader": type(anthropic.__spec__.loader).__name__,
+                  "same": client_class is foundry.AnthropicFoundry
+                  and anthropic.AsyncAnthropicFoundry is foundry.AsyncAnthropicFoundry,
+                  "kept": "AnthropicFoundry" in vars(anthropic), "module": anthropic.NotFoundError.__module__}))
+"""
+
+
+def test_anthropics_foundry_client_is_imported_only_when_first_used() -> None:
+    seen = json.loads(run(FOUNDRY_DEFERRED))
+    before, after = seen.pop("before"), seen.pop("beta_resources_after")
+    assert not before["foundry"] and before["beta_resources"] < 10 and after > 100, (before, after)
+    assert seen == {"loader": "DeferredImportsLoader", "same": True, "kept": True,
+                    "module": "anthropic"}, seen  # the rest of the __init__ ran (its __module__ rewrite too)
+
+
+@pytest.fixture
+def fake_sdk(tmp_path: Path) -> Iterator[Path]:
+    """A ``fakesdk`` package whose ``__init__``'s imports of ``.lib.cloud`` are deferred, all undone after."""
+    finder = ReexportFinder(prefixes=(), imports={"fakesdk": ("lib.cloud",)})
+    sys.path.insert(0, str(tmp_path))
+    sys.meta_path.insert(0, finder)
+    try:
+        yield tmp_path
+    finally:
+        sys.meta_path.remove(finder)
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "fakesdk" or m.startswith("fakesdk.")]:
+            del sys.modules[name]
+
+
+def test_a_deferred_import_runs_when_its_name_is_first_used(fake_sdk: Path) -> None:
+    write_package(fake_sdk, {
+        "fakesdk/__init__.py": '''\
+            from __future__ import annotations
+            from .core import Client as Client
+            from .lib.cloud import Cloud as Cloud, make as make_cloud
+            __all__ = ["Client"]
+            Client.ready = True
+            ''',
+        "fakesdk/core.py": "class Client:\n    pass\n",
+        "fakesdk/lib/__init__.py": "",
+        "fakesdk/lib/cloud.py": HEAVY + "class Cloud:\n    pass\ndef make():\n    return Cloud()\n",
+    })
+    import fakesdk
+
+    assert fakesdk.Client.ready is True  # the rest of the __init__ ran, at import
+    assert "fakesdk.lib.cloud" not in sys.modules and getattr(fakesdk, "imports", 0) == 0
+    assert {"Cloud", "make_cloud", "Client"} <= set(dir(fakesdk))
+    from fakesdk import Cloud
+
+    assert Cloud is sys.modules["fakesdk.lib.cloud"].Cloud and isinstance(fakesdk.make_cloud(), Cloud)
+    assert fakesdk.imports == 1 and vars(fakesdk)["Cloud"] is Cloud  # ran once, then kept in the package
+    # Its own __future__ import applies; the finder's module's does not leak into it.
+    assert "annotations" in vars(fakesdk) and fakesdk.__spec__ is not None
+    star: dict[str, object] = {}
+    exec("from fakesdk import *", star)
+    assert "Client" in star and "Cloud" not in star  # __all__, as written
+    with pytest.raises(AttributeError, match="has no attribute 'Missing'"):
+        fakesdk.Missing  # noqa: B018
+
+
+def test_an_error_in_the_init_points_at_its_own_file_and_line(fake_sdk: Path) -> None:
+    write_package(fake_sdk, {
+        "fakesdk/__init__.py": "from .lib.cloud import Cloud as Cloud\n\nraise RuntimeError('broken sdk')\n",
+        "fakesdk/lib/__init__.py": "",
+        "fakesdk/lib/cloud.py": "class Cloud:\n    pass\n",
+    })
+    with pytest.raises(RuntimeError, match="broken sdk") as raised:
+        import fakesdk  # noqa: F401
+    where = raised.traceback[-1]
+    assert Path(where.path) == fake_sdk / "fakesdk" / "__init__.py" and where.lineno + 1 == 3
+
+
+DEFERRABLE = "from .lib.cloud import Cloud as Cloud\n"
+
+
+@pytest.mark.parametrize("rest", [
+    "__all__ = ['Cloud']\n",  # exported: a star import must bind it
+    "Cloud.ready = True\n",  # used by the __init__ itself
+    "def make():\n    return Cloud()\n",  # used inside a function of it
+    "from .other import Cloud\n",  # bound again: which binding wins depends on order
+    "class Cloud:\n    pass\n",
+    "__all__ = []\n__all__ += ['x']\n",  # an __all__ not read off the source
+    "__all__ = []\n__all__.extend(names)\n",
+    "__all__ = names()\n",
+    "def __getattr__(name):\n    raise AttributeError(name)\n",  # its own module hooks
+    "__dir__ = list\n",
+])
+def test_a_deferred_import_that_could_change_what_the_init_does_is_kept(rest: str) -> None:
+    assert read_deferred_imports(DEFERRABLE + rest, ("lib.cloud",)) is None
+
+
+@pytest.mark.parametrize("source", [
+    "from .lib.cloud import *\n",  # a star import: what it binds only running it tells
+    "from .lib.other import Other as Other\n",  # not a listed module
+    "from .lib import cloud\n",
+    "from .lib.cloud import lib\n",  # the name is also the package's submodule
+    "from .lib.cloud import (\n",  # not Python
+])
+def test_nothing_to_defer_is_imported_as_usual(source: str) -> None:
+    assert read_deferred_imports(source, ("lib.cloud",)) is None
+
+
+def test_deferred_imports_are_read_with_the_rest_of_the_init_kept() -> None:
+    found = read_deferred_imports("import os\nfrom .lib.cloud import Cloud as C, make\nX = os.sep\n",
+                                  ("lib.cloud",))
+    assert found is not None
+    assert found.names == {"C": ("lib.cloud", "Cloud"), "make": ("lib.cloud", "make")}
+    assert [type(statement).__name__ for statement in found.tree.body] == ["Import", "Assign"]
