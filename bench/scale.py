@@ -111,6 +111,7 @@ async def part_sessions(n: int, delay: float) -> None:
     sidecar = await start_sidecar(env)
     cpu: dict[int, float] = {}
     own: dict[int, float] = {}
+    first: dict[int, list[float]] = {}
 
     def cpu_seconds() -> tuple[float, float]:
         """CPU time of the sidecar itself and with its waited-for children (git, rg, …), from /proc/PID/stat."""
@@ -125,11 +126,16 @@ async def part_sessions(n: int, delay: float) -> None:
             sessions = [(await sidecar.request("session/new", {"cwd": str(ws), "mcpServers": []}))["sessionId"]
                         for _ in range(count)]
             answer_turns(server, tools, 2 * count, delay)
+            before = len(server.message_requests())
             started, cpu0 = time.monotonic(), cpu_seconds()
             reasons = await asyncio.gather(*(prompt(sidecar, s, "read, glob, grep") for s in sessions))
             took = time.monotonic() - started
             own1, all1 = cpu_seconds()
             own[count], cpu[count] = own1 - cpu0[0], all1 - cpu0[1]
+            # When each turn's first request reached the model: a spread of ~1 s here was the model server's
+            # listen backlog (5) dropping connections, not the sidecar (docs/performance.md, eighth pass).
+            first[count] = sorted(r.time - started for r in server.message_requests()[before:]
+                                  if not r.tool_results())
             if set(reasons) != {"end_turn"}:
                 raise RuntimeError(f"stop reasons {reasons}")
             return took
@@ -151,14 +157,19 @@ async def part_sessions(n: int, delay: float) -> None:
           f"{own.get(n, 0) / max(n, 1) * 1000:.0f} ms; 5 sessions: {cpu.get(5, 0) / 5 * 1000:.0f} ms, own "
           f"{own.get(5, 0) / 5 * 1000:.0f} ms): a burst is CPU-bound on this machine when the "
           "CPU it needs exceeds what the machine's load leaves it")
+    if first.get(n):
+        arrived = first[n]
+        print(f"the {n} turns' first requests reached the model {ms(arrived[0])}–{ms(arrived[-1])} after the prompts "
+              f"were sent (median {ms(statistics.median(arrived))}; 5 sessions: up to {ms(max(first.get(5) or [0]))})")
     cores = os.cpu_count() or 1
     floor = max(2 * delay, cpu.get(n, 0) / cores)
     print(f"lower bound for the {n}-session burst on this machine: {floor:.2f} s (two model replies of {delay} s, "
           f"or its CPU spread over all {cores} cores with nothing else running), so {floor / ref:.2f}x of the "
           "5-session burst is the best this run could show")
     print("fair because: both bursts are of new sessions in the same warm process (their first turn: the "
-          "checkpoint snapshot of the workspace, the system prompt, the watch), measured minutes apart at most, "
-          "with the same tools over the same workspace; only the number of sessions differs")
+          "system prompt, the watch; a turn that only reads takes no checkpoint snapshot), measured minutes apart "
+          "at most, with the same tools over the same workspace, against a model server that accepts every "
+          "connection at once; only the number of sessions differs")
     print(f"reference: the 5-session burst of the same process, before and after (mean); each model reply "
           f"comes {delay} s after its request, as a real model's would take seconds, so the ratio shows whether "
           "sessions wait on each other, not only how much CPU 3 tools x N take on this machine "

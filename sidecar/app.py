@@ -48,7 +48,7 @@ async def build_session(core: SessionCore, session: Session, saved: SavedSession
     from sidecar.tools.agents.definitions import agent_types
     from sidecar.tools.agents.task import Task
     from sidecar.tools.builtin import builtin_tools
-    from sidecar.tools.dispatch import AFTER_TOOL_CALL, BEFORE_TOOL_CALL
+    from sidecar.tools.dispatch import AFTER_TOOL_CALL, BEFORE_TOOL_CALL, TOOL_CALL_ANNOUNCED
     from sidecar.tools.interaction.ask_user_question import NOTIFY_WAITING
     from sidecar.tools.registry import REGISTRY, ToolRegistry
     from sidecar.tools.skills.skill import configure_skills
@@ -81,6 +81,7 @@ async def build_session(core: SessionCore, session: Session, saved: SavedSession
     checkpoints = await asyncio.to_thread(start_checkpoints, session)  # persisted: reloaded on session/load
     session.provide(CHECKPOINTS, checkpoints)
     checkpoints.attach(ledger)
+    session.service(TOOL_CALL_ANNOUNCED).append(checkpoints.announce)
     session.service(BEFORE_TOOL_CALL).append(checkpoints.before_tool)
     session.service(AFTER_TOOL_CALL).append(checkpoints.after_tool)
     ledger.on_read.append(NestedMemory(session).on_read)

@@ -20,7 +20,7 @@ from sidecar.model.client import JSON_ENCODER, EncodedParts, ModelClient, ModelR
 from sidecar.model.pricing import USAGE_METER, charge
 from sidecar.permissions.hooks import run_stop, run_user_prompt_submit
 from sidecar.session import ServiceKey
-from sidecar.tools.dispatch import Dispatcher, ToolCall, ToolCallResult
+from sidecar.tools.dispatch import TOOL_CALL_ANNOUNCED, Dispatcher, ToolCall, ToolCallResult
 
 if TYPE_CHECKING:
     from sidecar.session import Session
@@ -289,9 +289,11 @@ class AgentLoop:
             if block.get("type") == "tool_use":
                 tool = self.registry.get(str(block.get("name")))
                 if tool is not None:
-                    try:
+                    try:  # a head start, never a reason for the turn to fail
                         tool.anticipate(self.session)
-                    except Exception:  # a head start, never a reason for the turn to fail
+                        for announced in self.session.find_service(TOOL_CALL_ANNOUNCED) or ():
+                            announced(tool.name)  # e.g. the turn's checkpoint, while the input streams
+                    except Exception:
                         log.exception("%s could not prepare for its call", tool.name)
 
         try:

@@ -365,6 +365,10 @@ class ScriptedModelServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default listen backlog is 5: a burst of new connections (50 sessions' first requests)
+    # overflowed it and the kernel dropped their SYNs, each retried after 1 s; the Messages API has no
+    # such limit, so the scripted one must not add it.
+    request_queue_size = 1024
     scripted: ScriptedModelServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:

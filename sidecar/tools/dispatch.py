@@ -45,6 +45,10 @@ MAX_RESULT_CHARS = 30_000
 # can be restored (a checkpoint's restore point).
 BeforeToolCall = Callable[[str, bool], Awaitable[None]]
 AfterToolCall = Callable[[str, bool, str], Awaitable[bool]]
+# Announced: the model began a call of this tool (its name has streamed, its input is still streaming): a
+# head start for what the call will wait on (the agent loop calls these; they must not block).
+ToolCallAnnounced = Callable[[str], None]
+TOOL_CALL_ANNOUNCED = ServiceKey[list[ToolCallAnnounced]]("tool_call_announced", lambda _session: [])
 BEFORE_TOOL_CALL = ServiceKey[list[BeforeToolCall]]("before_tool_call", lambda _session: [])
 AFTER_TOOL_CALL = ServiceKey[list[AfterToolCall]]("after_tool_call", lambda _session: [])
 

@@ -1,5 +1,6 @@
-"""Checkpoints: a shadow git snapshot of the workspace before each user turn and after every tool call
-that may write; rewinding restores the files the agent changed since a user message.
+"""Checkpoints: a shadow git snapshot of the workspace before each user turn that may write (taken when its
+first such call starts: a turn that only reads takes none) and after every tool call that may write;
+rewinding restores the files the agent changed since a user message.
 
 Snapshots (``workspace/shadow.py``) live in a git repository per session under the data dir
 (``$XDG_DATA_HOME/sidecar/checkpoints/<session id>/``), with ``checkpoints.json`` beside it: for each
@@ -37,7 +38,7 @@ import logging
 import os
 import subprocess
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,9 @@ class Checkpoint:
     # The writing tool calls of this turn: tool call id → the commit of the snapshot taken after it (the
     # snapshot before it in ``snapshots`` is the state a restore to that call goes back to).
     tool_calls: dict[str, str] = field(default_factory=dict)
+    # A call that may write ran in this turn: a restore to it with no snapshot is a failed snapshot's, not
+    # a turn that left nothing to restore (issue 29: a turn that only reads takes no snapshot).
+    wrote: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"messageId": self.message_id, "historyLength": self.history_length,
@@ -123,6 +127,8 @@ class Checkpoint:
             data["written"] = self.written
         if self.tool_calls:
             data["toolCalls"] = self.tool_calls
+        if self.wrote:
+            data["wrote"] = True
         return data
 
     @staticmethod
@@ -132,7 +138,8 @@ class Checkpoint:
         return Checkpoint(str(data["messageId"]), int(data["historyLength"]),
                           [(str(k), str(c)) for k, c in data.get("snapshots", [])], editor,
                           [str(p) for p in data.get("written") or []],
-                          {str(k): str(v) for k, v in (data.get("toolCalls") or {}).items()})
+                          {str(k): str(v) for k, v in (data.get("toolCalls") or {}).items()},
+                          data.get("wrote") is True)
 
 
 def checkpoints_root(session: Any) -> Path:
@@ -147,7 +154,12 @@ class Checkpoints:
         self.checkpoints: list[Checkpoint] = []
         self._seq = 0
         self._lock = asyncio.Lock()
+        # The snapshot before the current turn, once started (the first call of the turn that may write
+        # starts it), and the checkpoint it is for.
         self._turn_task: asyncio.Future[None] | None = None
+        self._turn_of: Checkpoint | None = None
+        # Snapshots and prunes still running in the background: a restore or compare waits for them.
+        self._pending: set[asyncio.Future[None]] = set()
         # The last files-only restore, until it is undone, another restore replaces it or a turn starts.
         self._undo: _Undo | None = None
         self._load()
@@ -242,9 +254,11 @@ class Checkpoints:
             return None
 
     async def begin_turn(self) -> str:
-        """Start the snapshot before a user turn (in the background: the first one of a large workspace
-        takes a while, and the model answers first) and return the user message id. A writing tool
-        waits for it (``before_tool``)."""
+        """Open a user turn's checkpoint and return the user message id. Its snapshot (the state before the
+        turn) is taken only once the turn may write: when the model starts an Edit, Write or NotebookEdit
+        call (``announce``, while its input streams), or before a Bash command that may write
+        (``before_tool``). A turn that only reads and answers runs no git at all (issue 29); what others
+        changed meanwhile lands in that snapshot, as changes between turns did."""
         cp = Checkpoint(message_id=f"msg_{uuid.uuid4().hex[:12]}", history_length=len(self.session.history))
         if self._undo is not None:  # a turn since a restore may build on it: undoing it could undo that turn
             self._undo = None
@@ -254,24 +268,57 @@ class Checkpoints:
         if dropped:
             del self.checkpoints[:-MAX_CHECKPOINTS]
         self._save()
-        self._turn_task = asyncio.ensure_future(self._turn_snapshot(cp, bool(dropped)))
+        if dropped:
+            self._in_background(self._prune())
         return cp.message_id
 
-    async def _turn_snapshot(self, cp: Checkpoint, prune: bool) -> None:
+    def announce(self, tool_name: str) -> None:
+        """The model began a call of ``tool_name`` (its input still streaming): a file-writing tool starts
+        the turn's snapshot now, so the call rarely waits for it. Bash is left to ``before_tool``: only
+        its command tells whether it may write."""
+        if tool_name in WRITING_TOOLS and tool_name != "Bash":
+            self._start_turn_snapshot()
+
+    async def before_tool(self, tool_name: str, may_write: bool = True) -> None:
+        """A tool that may write waits until the turn's snapshot is taken (starting it if nothing did). A
+        call that cannot write (a read-only Bash command: it runs in a read-only sandbox too) neither waits
+        nor snapshots."""
+        if tool_name not in WRITING_TOOLS or not may_write or not self.checkpoints:
+            return
+        cp = self.checkpoints[-1]
+        if not cp.wrote:
+            cp.wrote = True
+            self._save()
+        task = self._start_turn_snapshot()
+        if task is not None and not task.done():
+            await asyncio.shield(task)
+
+    def _start_turn_snapshot(self) -> asyncio.Future[None] | None:
+        if not self.checkpoints:
+            return None
+        cp = self.checkpoints[-1]
+        if self._turn_of is not cp:
+            self._turn_of = cp
+            self._turn_task = self._in_background(self._turn_snapshot(cp))
+        return self._turn_task
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+        task = asyncio.ensure_future(work)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return task
+
+    async def _settled(self) -> None:
+        """Wait for the snapshots and prunes running in the background (a cancelled turn's among them)."""
+        if self._pending:
+            await asyncio.wait(set(self._pending))
+
+    async def _turn_snapshot(self, cp: Checkpoint) -> None:
         async with self._lock:
             commit = await self._snapshot("turn")
             if commit is not None:
                 cp.snapshots.insert(0, ("turn", commit))
                 self._save()
-        if prune:
-            await self._prune()
-
-    async def before_tool(self, tool_name: str, may_write: bool = True) -> None:
-        """A tool that may write waits until the turn's snapshot is taken. A call that cannot write (a
-        read-only Bash command: it runs in a read-only sandbox too) neither waits nor snapshots."""
-        task = self._turn_task
-        if tool_name in WRITING_TOOLS and may_write and task is not None and not task.done():
-            await asyncio.shield(task)
 
     async def after_tool(self, tool_name: str, may_write: bool = True, tool_call_id: str | None = None) -> bool:
         """Snapshot after a tool call that may have written (its changes are the agent's); the call's id
@@ -290,6 +337,10 @@ class Checkpoints:
             return tool_call_id is not None
 
     async def _prune(self) -> None:
+        async with self._lock:  # what it keeps is read with no snapshot landing meanwhile
+            await self._prune_locked()
+
+    async def _prune_locked(self) -> None:
         keep = {c for cp in self.checkpoints for _, c in cp.snapshots}
         try:
             refs = await asyncio.to_thread(self.repo.git, "for-each-ref", "--format=%(refname) %(objectname)",
@@ -341,8 +392,7 @@ class Checkpoints:
         by file (the checkpoint's text and the current one), and what it would leave alone, with the
         reason; nothing is written."""
         index, tool_call = self._restore_point(params)
-        if self._turn_task is not None and not self._turn_task.done():
-            await asyncio.shield(self._turn_task)
+        await self._settled()
         async with self._lock:
             files, conflicts = await asyncio.to_thread(self._compare_files, index, tool_call)
         return {"files": files, "conflicts": conflicts}
@@ -365,8 +415,7 @@ class Checkpoints:
         conflicts: list[dict[str, str]] = []
         put: list[_Put] = []
         self._undo = None  # any rewind changes what an earlier undo would put back
-        if self._turn_task is not None and not self._turn_task.done():
-            await asyncio.shield(self._turn_task)
+        await self._settled()
         # What an undo gives back: taken after the turn's snapshot landed in its checkpoint, not before.
         saved = [c.to_json() for c in self.checkpoints]
         if restore_files:
@@ -548,7 +597,11 @@ class Checkpoints:
         others.update(self.repo.changed(ordered[-1][2], now))
         return _Plan(ordered[base][2], agent, others)
 
-    def _no_point(self, tool_call: str | None) -> list[dict[str, str]]:
+    def _no_point(self, index: int, tool_call: str | None) -> list[dict[str, str]]:
+        """Why a restore with no snapshot to go back to changes nothing: no call that may write ran from
+        that message on (nothing to restore), or one did and its snapshot failed (reported)."""
+        if tool_call is None and not any(cp.wrote or cp.written or cp.editor for cp in self.checkpoints[index:]):
+            return []
         what = "tool call" if tool_call is not None else "message"
         return [{"path": str(self.repo.work_tree), "reason": f"no snapshot was taken before that {what}"}]
 
@@ -557,7 +610,7 @@ class Checkpoints:
         """Restore the files; ``put`` gets each file's content before and after (for an undo)."""
         plan = self._plan(index, tool_call)
         if plan is None:
-            return [], self._no_point(tool_call)
+            return [], self._no_point(index, tool_call)
         restored: list[str] = []
         conflicts: list[dict[str, str]] = []
         root = self.repo.work_tree
@@ -584,7 +637,7 @@ class Checkpoints:
         no file, and for a file that is not UTF-8 text: ``binary``)."""
         plan = self._plan(index, tool_call)
         if plan is None:
-            return [], self._no_point(tool_call)
+            return [], self._no_point(index, tool_call)
         files: list[dict[str, Any]] = []
         conflicts: list[dict[str, str]] = []
         root = self.repo.work_tree

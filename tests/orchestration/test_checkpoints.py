@@ -239,9 +239,9 @@ async def test_a_files_only_restore_can_be_undone_as_the_files_were_before_it(
 
 
 async def test_an_undo_keeps_the_turn_snapshot_a_restore_waited_for(tmp_path: Path) -> None:
-    """A restore that starts while the last turn's snapshot is still being taken (a turn that wrote
-    nothing ends before it: a large first snapshot) waits for it; the undo after it must give back the
-    checkpoints with that snapshot, or the turn has no restore point any more."""
+    """A restore that starts while the last turn's snapshot is still being taken (the turn was cancelled
+    while its first Write waited for it: a large first snapshot) waits for it; the undo after it must give
+    back the checkpoints with that snapshot, or the turn has no restore point any more."""
     import threading
 
     from sidecar.session import Session
@@ -275,8 +275,12 @@ async def test_an_undo_keeps_the_turn_snapshot_a_restore_waited_for(tmp_path: Pa
     (ws / "kept.txt").write_bytes(b"the agent's change\n")
     assert await cps.after_tool("Write", tool_call_id="toolu_w1")
     written = {p.name: p.read_bytes() for p in ws.iterdir()}
-    second = await cps.begin_turn()  # a turn that writes nothing: it ends before its snapshot
+    second = await cps.begin_turn()
+    waiting = asyncio.ensure_future(cps.before_tool("Write"))  # its Write waits for the turn's snapshot
     assert await asyncio.to_thread(entered.wait, 30)
+    waiting.cancel()  # the user cancels the turn: the call never runs, the snapshot goes on
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
 
     restore = asyncio.ensure_future(cps.rewind(session, {"toMessageId": first, "files": True,
                                                          "conversation": False}))
@@ -344,3 +348,73 @@ async def test_the_restore_lines_are_replayed_where_the_client_drew_them(
     assert [i for i, _ in shown[:2]] == [first_prompt[-1] + 1, first_prompt[-1] + 2]
     assert shown[2][0] == len(replayed) - 1
     assert "second" not in [u["content"].get("text") for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+
+
+async def test_a_turn_that_only_reads_runs_no_git_and_a_later_write_is_still_undone(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """Issue 29: the turn's snapshot is taken only once the turn may write. A turn of Read, Glob, Grep and a
+    read-only Bash makes no shadow repository at all; a rewind or compare to it has nothing to restore (not
+    "no snapshot was taken"); the next turn's Write snapshots, and a rewind to the reading turn undoes it."""
+    import json
+
+    made = workspace / "made.txt"
+    model_server.add_turns([
+        {"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": str(workspace / "notes.txt")}},
+                     {"type": "tool_use", "name": "Glob", "input": {"pattern": "*.py"}},
+                     {"type": "tool_use", "name": "Grep", "input": {"pattern": "alpha"}},
+                     {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}}]},
+        {"content": [{"type": "text", "text": "read"}]},
+        use("Write", file_path=str(made), content="made\n"),
+        {"content": [{"type": "text", "text": "written"}]},
+    ])
+    harness = await make_sidecar()
+    session = await harness.new_session(workspace)
+    [reading] = await prompts(harness, session, "look around")
+    results = [r for req in model_server.message_requests()[1:2] for r in req.tool_results()]
+    assert len(results) == 4 and not any(r.get("is_error") for r in results), results
+    shadow = Path(harness.process.env["XDG_DATA_HOME"]) / "sidecar" / "checkpoints" / session
+    [checkpoint] = json.loads((shadow / "checkpoints.json").read_text())["checkpoints"]
+    assert checkpoint["snapshots"] == [] and not (shadow / "git").exists()  # no git ran for it
+    assert await harness.process.request("_sidecar/sessions/compare", {
+        "sessionId": session, "toMessageId": reading}) == {"files": [], "conflicts": []}
+    nothing = await harness.process.request("_sidecar/sessions/rewind", {
+        "sessionId": session, "toMessageId": reading, "files": True, "conversation": False})
+    assert (nothing["restored"], nothing["conflicts"]) == ([], [])
+
+    await prompts(harness, session, "make a file")
+    assert made.read_text() == "made\n"
+    checkpoints = json.loads((shadow / "checkpoints.json").read_text())["checkpoints"]
+    assert [[kind for kind, _ in cp["snapshots"]] for cp in checkpoints] == [[], ["turn", "tool"]]
+    rewound = await harness.process.request("_sidecar/sessions/rewind", {
+        "sessionId": session, "toMessageId": reading, "files": True, "conversation": False})
+    assert rewound["restored"] == [str(made)] and rewound["conflicts"] == [] and not made.exists()
+
+
+async def test_a_writes_turn_snapshot_starts_while_its_input_streams(
+        make_sidecar: MakeSidecar, workspace: Path, model_server: ScriptedModelServer) -> None:
+    """The Write call's name streams first (``TOOL_CALL_ANNOUNCED``): the turn's snapshot is taken while its
+    input still streams (here ~3 s), so the shadow repository's ref of it is written before the reply's
+    last byte. Started only when the call runs, it would be written after."""
+    import json
+    import time
+
+    content = "x" * 240
+    model_server.add_turns([
+        {"content": [{"type": "tool_use", "name": "Write",
+                      "input": {"file_path": str(workspace / "slow.txt"), "content": content}}],
+         "chunk_delay": 0.1, "json_chunk": 8},
+        {"content": [{"type": "text", "text": "ok"}]},
+    ])
+    harness = await make_sidecar()
+    session = await harness.new_session(workspace)
+    await prompts(harness, session, "write slowly")
+    assert (workspace / "slow.txt").read_text() == content
+    shadow = Path(harness.process.env["XDG_DATA_HOME"]) / "sidecar" / "checkpoints" / session
+    [checkpoint] = json.loads((shadow / "checkpoints.json").read_text())["checkpoints"]
+    (kind, _), _tool = checkpoint["snapshots"]
+    assert kind == "turn"
+    answered = model_server.message_requests()[0].answered
+    assert answered is not None
+    stream_end = time.time() - (time.monotonic() - answered)  # the same instant on the wall clock
+    ref = shadow / "git" / "refs" / "sidecar" / "1"  # the turn's: the first snapshot of the session
+    assert ref.stat().st_mtime < stream_end, (ref.stat().st_mtime, stream_end)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anthropic
 import httpx
@@ -449,3 +451,15 @@ def test_client_closing_mid_stream_is_quiet_and_server_keeps_serving(server: Scr
     assert message.content[0].text == "still here"  # type: ignore[union-attr]
     time.sleep(0.3)  # let the abandoned stream notice the closed socket
     assert server.errors == []
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2) to read the listening socket")
+def test_a_burst_of_new_connections_fits_its_listen_backlog(server: ScriptedModelServer) -> None:
+    """The kernel's view of the listening socket (``ss``: Send-Q of a listener is its backlog): socketserver's
+    default of 5 dropped the SYNs of a burst (50 sessions' first requests), each retried a second later, and
+    the benchmarks read that second as the sidecar's."""
+    port = urlsplit(server.base_url).port
+    listed = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=True).stdout
+    [listener] = listed.splitlines()
+    backlog = int(listener.split()[2])
+    assert backlog >= 128, listener
