@@ -458,3 +458,44 @@ async def test_a_command_run_without_bash_sees_what_bash_would_export(session: S
     program = __import__("shutil").which("printenv")
     assert direct.splitlines()[:2] == [str(workspace / "sub"), program]
     assert piped.splitlines()[:1] == [str(workspace / "sub")]
+
+
+async def test_a_started_command_ends_when_its_output_cannot_be_pumped(
+        session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault after the command's process started (its output pump cannot start) ends that process: nothing
+    else holds it, so it would run on unowned (here for a minute), its output read by no one."""
+    def broken(self: runner.OutputPump, on_loop: bool = False) -> None:
+        raise OSError("injected: no pump")
+
+    monkeypatch.setattr(runner.OutputPump, "start", broken)
+    with pytest.raises(OSError, match="injected"):
+        await run_bash(session, "cd . && sleep 62.25")  # a cd: reports its directory, never a spare's
+    assert await gone("sleep 62.25")
+
+
+def mentioning(marker: str) -> list[int]:
+    """Live processes whose command line mentions ``marker`` anywhere: the command's bash (or its sandbox)
+    from the moment it starts, before it has exec'd the program itself."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().split(") ")[1][0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+async def gone(marker: str) -> bool:
+    """Whether every process mentioning ``marker`` ends soon (a killed sandbox's children take a moment)."""
+    for _ in range(250):
+        if not mentioning(marker):
+            return True
+        await asyncio.sleep(0.02)
+    return False

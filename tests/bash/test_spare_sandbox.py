@@ -18,7 +18,7 @@ import pytest
 from sidecar.session import Session
 from sidecar.tools.bash import runner, sandbox
 from sidecar.tools.bash.shells import shells_of
-from tests.bash.test_bash_runtime import pid_alive, procs_running, run_bash
+from tests.bash.test_bash_runtime import gone, pid_alive, procs_running, run_bash
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(not sandbox.available(), reason=f"no sandbox: {sandbox.unavailable_reason()}")
@@ -256,3 +256,19 @@ async def test_a_spare_taken_for_a_command_that_fails_to_start_ends(session: Ses
         await run_bash(session, "ls")
     assert shells_of(session).spare is not spare
     assert await ended(spare.popen.pid)
+
+
+async def test_a_command_the_spare_took_ends_when_its_output_cannot_be_pumped(
+        session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault after the spare took the command (its output pump cannot start): the command already runs
+    in the spare, out of the session's hands, so it is ended with the call instead of running on unowned."""
+    spare = await ready_spare(session)
+
+    def broken(self: runner.OutputPump, on_loop: bool = False) -> None:
+        raise OSError("injected: no pump")
+
+    monkeypatch.setattr(runner.OutputPump, "start", broken)
+    with pytest.raises(OSError, match="injected"):
+        await run_bash(session, "sleep 61.25")
+    assert await ended(spare.popen.pid)
+    assert await gone("sleep 61.25")

@@ -787,8 +787,7 @@ async def start(
             # ``_`` as the command would get it: bash exports the program's path; a script gets the sidecar's.
             underscore = program if plain is not None else env.get("_")
             if not report_cwd and policy is not None and os.path.isdir(cwd) and spare.run(argv, cwd, underscore):
-                return _started(command, ChildProcess(spare.popen, spare.loop), spare.read_fd, output_path, None,
-                                cap, policy)
+                return _started(command, spare.popen, spare.loop, spare.read_fd, output_path, None, cap, policy)
     finally:
         if spare is not None:  # not taken, or a step before ``run`` failed: it ends here. Once ``run`` took
             spare.discard()    # the command the spare is ended and this does nothing (the command's now)
@@ -817,7 +816,6 @@ async def start(
             process_group=None if _has_controlling_tty() else 0,
             pass_fds=(cwd_fd,) if report_cwd else (),
         )
-        proc = ChildProcess(popen, loop)
     except BaseException as exc:
         os.close(read_fd)
         if policy is not None:
@@ -832,14 +830,34 @@ async def start(
         if report_cwd:
             os.close(cwd_fd)
         os.close(out_fd)
-    return _started(command, proc, read_fd, output_path, cwd_path, cap, policy)
+    return _started(command, popen, loop, read_fd, output_path, cwd_path, cap, policy)
 
 
-def _started(command: str, proc: ChildProcess, read_fd: int, output_path: Path, cwd_path: Path | None,
-             cap: int | None, policy: sandbox.SandboxPolicy | None) -> RunningCommand:
-    pump = OutputPump(read_fd, output_path, cap, loop=proc.loop)
-    # A background command's file is read while it runs (BashOutput): it is pumped to the file at once.
-    pump.start(on_loop=cap is not None)
+def _started(command: str, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, read_fd: int,
+             output_path: Path, cwd_path: Path | None, cap: int | None,
+             policy: sandbox.SandboxPolicy | None) -> RunningCommand:
+    """The started process watched and its output pumped. When either cannot start (no thread to be had,
+    a pipe gone bad), the process is ended before the error goes on: once it runs, nothing but the
+    ``RunningCommand`` made here would ever end it."""
+    try:
+        proc = ChildProcess(popen, loop)
+        pump = OutputPump(read_fd, output_path, cap, loop=loop)
+        # A background command's file is read while it runs (BashOutput): it is pumped to the file at once.
+        pump.start(on_loop=cap is not None)
+    except BaseException:
+        kill_group(popen.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            popen.wait(timeout=5)  # SIGKILLed: reaped at once, no zombie left
+        with contextlib.suppress(Exception):
+            loop.remove_reader(read_fd)
+        with contextlib.suppress(OSError):
+            os.close(read_fd)
+        if policy is not None:
+            policy.cleanup()
+        if cwd_path is not None:
+            with contextlib.suppress(OSError):
+                cwd_path.unlink()
+        raise
     return RunningCommand(command, proc, output_path, cwd_path, pump,
                           on_exit=policy.cleanup if policy is not None and policy.placeholders else None)
 
