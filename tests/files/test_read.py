@@ -152,7 +152,8 @@ async def test_negative_offset_reads_the_end(agent: Agent, ws: Path) -> None:
                            "lines -3 to -2, counted from the end (-1 is the last line)")
     assert out.metadata["range"] == [-3, -2]
     text, _, out = await agent.call("Read", file_path=str(big), offset=-3, limit=2)
-    assert out.metadata.get("unchanged") and "the last 3 lines" in text
+    # Two lines were shown, not the last three: the repeat says which, as the first Read numbered them.
+    assert out.metadata.get("unchanged") and "lines -3 to -2 (counted from the end" in text, text
     text, _, _ = await agent.call("Read", file_path=str(big), offset=-1)
     assert text.startswith("    -1\tend\n")
     text, _, _ = await agent.call("Read", file_path=str(big), offset=-5_000_000)  # more than 8 MiB back
@@ -576,6 +577,29 @@ async def test_an_unchanged_tail_read_gives_the_range_it_covers(agent: Agent, ws
     text, err, again = await agent.call("Read", file_path=str(f), offset=-50)
     assert not err and again.metadata["unchanged"] and again.metadata["range"] == [-50, -1]
     assert text.startswith("File unchanged since last read: the last 50 lines of tail.log")
+
+
+async def test_an_unchanged_tail_read_of_fewer_lines_says_which_it_returned(agent: Agent, ws: Path) -> None:
+    """``offset=-50, limit=10`` returned 10 lines, not the last 50: the repeat says which ones, in the numbers
+    the first Read showed (a small file numbers them from its start, a large one from its end)."""
+    small = ws / "small.txt"
+    small.write_text("".join(f"line {i}\n" for i in range(1, 101)))
+    big = ws / "tail.log"
+    big.write_bytes(b"".join(b"%07d ok\n" % i for i in range(1, 400_001)))
+    said = {}
+    for f in (small, big):
+        _, err, first = await agent.call("Read", file_path=str(f), offset=-50, limit=10)
+        text, err2, again = await agent.call("Read", file_path=str(f), offset=-50, limit=10)
+        assert not err and not err2 and again.metadata["unchanged"], text
+        assert again.metadata["range"] == first.metadata["range"], (first.metadata, again.metadata)
+        said[f.name] = text.split(" are exactly")[0]
+    assert said == {"small.txt": "File unchanged since last read: lines 51-60 of small.txt",
+                    "tail.log": "File unchanged since last read: lines -50 to -41 (counted from the end: -1 is "
+                                "the last line) of tail.log"}
+    _, _, whole_tail = await agent.call("Read", file_path=str(small), offset=-50)
+    text, _, again = await agent.call("Read", file_path=str(small), offset=-50)
+    assert again.metadata["range"] == whole_tail.metadata["range"] == [51, 100], text
+    assert text.startswith("File unchanged since last read: lines 51-100 of small.txt")
 
 
 async def test_a_repeated_read_past_the_end_or_of_an_empty_file_says_so_again(agent: Agent, ws: Path) -> None:

@@ -214,15 +214,26 @@ def _unchanged(path: Path, ctx: ToolContext, start: int, limit: int, key: str) -
             f"Read showed of this range; the rest is over Read's {READ_MAX_CHARS:,}-character bound) are exactly "
             f"as it returned them. Use that earlier result instead of reading again, and {on}.",
             metadata={"unchanged": True, "range": [first, last]})
-    if start < 0:  # numbered from the end: the range stops at the last line (-1)
+    if start < 0:  # numbered from the end: the range stops at the last line (-1), or ``limit`` lines on
+        last = min(end, -1)
+        lines = (f"the last {-start} lines" if last == -1
+                 else f"lines {start} to {last} (counted from the end: -1 is the last line)")
         return ToolOutput.text(
-            f"File unchanged since last read: the last {-start} lines of {shown(ctx, path)} are exactly as "
-            "your earlier Read returned them. Use that earlier result instead of reading again.",
-            metadata={"unchanged": True, "range": [start, min(end, -1)]})
+            f"File unchanged since last read: {lines} of {shown(ctx, path)} are exactly as your earlier Read "
+            "returned them. Use that earlier result instead of reading again.",
+            metadata={"unchanged": True, "range": [start, last]})
     return ToolOutput.text(
         f"File unchanged since last read: lines {start}-{end} of {shown(ctx, path)} are exactly as your "
         "earlier Read returned them. Use that earlier result instead of reading again.",
         metadata={"unchanged": True, "range": [start, end]})
+
+
+def _counted_from_start(text: str, start: int, limit: int) -> tuple[int, int]:
+    """A range counted from the end (``start`` < 0) of a file whose ``text`` is at hand, as line numbers
+    from its start: (first line, count), as ``_text_output`` numbered it when it was read."""
+    total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    first = max(1, total + start + 1)
+    return first, max(0, min(limit, total - first + 1))
 
 
 def _numbered(first: int, lines: list[str], checked: bool = False, end: str = "") -> str | None:
@@ -347,6 +358,8 @@ def _read_text(path: Path, ctx: ToolContext, inp: ReadInput) -> ToolOutput:
     # range Read of a large file compares them too (a same-size rewrite with the mtime set back).
     fp = Fingerprint(st.st_mtime_ns, st.st_size, digest(data), True, ctime_ns=st.st_ctime_ns, ino=st.st_ino)
     if ledger.is_unchanged_read(path, key, fp):
+        if start < 0:  # a small file: said in the line numbers its Read showed
+            start, limit = _counted_from_start(_decode_text(path, ctx, data)[0], start, limit)
         return _unchanged(path, ctx, start, limit, key)
     text, enc = _decode_text(path, ctx, data)
     out = _text_output(path, ctx, text, enc, start, limit)
@@ -689,6 +702,8 @@ async def _read_editor_text(path: Path, ctx: ToolContext, inp: ReadInput) -> Too
     who = shown(ctx, path)
     text = await read_from_client(ctx, path, who)
     if ledger_of(ctx).is_unchanged_read(path, key, client_fingerprint(text.encode("utf-8"))):
+        if start < 0:  # said in the line numbers its Read showed
+            start, limit = _counted_from_start(text, start, limit)
         out = _unchanged(path, ctx, start, limit, key)
     else:
         out = _text_output(path, ctx, text, None, start, limit)
