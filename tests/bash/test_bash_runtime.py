@@ -469,8 +469,8 @@ async def test_a_started_command_ends_when_its_output_cannot_be_pumped(
 
     monkeypatch.setattr(runner.OutputPump, "start", broken)
     with pytest.raises(OSError, match="injected"):
-        await run_bash(session, "cd . && sleep 62.25")  # a cd: reports its directory, never a spare's
-    assert await gone("sleep 62.25")
+        await run_bash(session, "cd . && sleep 65.125")  # a cd: reports its directory, never a spare's
+    assert await gone("sleep 65.125")
 
 
 def mentioning(marker: str) -> list[int]:

@@ -269,6 +269,6 @@ async def test_a_command_the_spare_took_ends_when_its_output_cannot_be_pumped(
 
     monkeypatch.setattr(runner.OutputPump, "start", broken)
     with pytest.raises(OSError, match="injected"):
-        await run_bash(session, "sleep 61.25")
+        await run_bash(session, "sleep 65.375")
     assert await ended(spare.popen.pid)
-    assert await gone("sleep 61.25")
+    assert await gone("sleep 65.375")
