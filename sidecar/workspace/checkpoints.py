@@ -325,6 +325,11 @@ class Checkpoints:
         names it as a restore point (the state before the call). True when it is one."""
         if tool_name not in WRITING_TOOLS or not may_write or not self.checkpoints:
             return False
+        # A call that stopped before it ran (refused, invalid) never started the turn's snapshot: taken now,
+        # the chain still starts with the turn's, so what changed before it is never read as the agent's.
+        task = self._start_turn_snapshot()
+        if task is not None and not task.done():
+            await asyncio.shield(task)
         async with self._lock:
             commit = await self._snapshot("tool")
             if commit is None:

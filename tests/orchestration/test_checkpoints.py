@@ -418,3 +418,35 @@ async def test_a_writes_turn_snapshot_starts_while_its_input_streams(
     stream_end = time.time() - (time.monotonic() - answered)  # the same instant on the wall clock
     ref = shadow / "git" / "refs" / "sidecar" / "1"  # the turn's: the first snapshot of the session
     assert ref.stat().st_mtime < stream_end, (ref.stat().st_mtime, stream_end)
+
+
+async def test_a_writing_call_that_never_ran_still_snapshots_after_the_turns_own(tmp_path: Path) -> None:
+    """A Bash call refused or invalid never reaches ``before_tool``, but its ``after_tool`` snapshots (a hook
+    may have written): the turn's snapshot comes first, so the changes before it are someone else's, and a
+    rewind to the turn restores nothing of them."""
+    import json
+
+    from sidecar.session import Session
+    from sidecar.store import SessionStore
+    from sidecar.workspace.checkpoints import Checkpoints
+    from tests.permissions.perm_support import ScriptedChannel
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    mine = ws / "mine.txt"
+    mine.write_text("the user's\n")
+    session = Session(id="sess_never_ran", cwd=ws, channel=ScriptedChannel(), store=SessionStore(tmp_path / "store"))
+    cps = Checkpoints(session)
+    first = await cps.begin_turn()
+    await cps.before_tool("Write")
+    (ws / "made.txt").write_text("the agent's\n")
+    assert await cps.after_tool("Write", tool_call_id="toolu_w")
+    second = await cps.begin_turn()
+    mine.write_text("the user's, changed between turns\n")
+    assert not await cps.after_tool("Bash")  # refused before it ran: no before_tool
+    saved = json.loads((cps.dir / "checkpoints.json").read_text())["checkpoints"]
+    assert [[kind for kind, _ in cp["snapshots"]] for cp in saved] == [["turn", "tool"], ["turn", "tool"]]
+    assert await cps.compare(session, {"toMessageId": second}) == {"files": [], "conflicts": []}
+    rewound = await cps.rewind(session, {"toMessageId": first, "files": True, "conversation": False})
+    assert rewound["restored"] == [str(ws / "made.txt")] and rewound["conflicts"] == []
+    assert mine.read_text() == "the user's, changed between turns\n"
