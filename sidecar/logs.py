@@ -28,5 +28,5 @@ def setup_logging(name: str) -> None:
         handler.addFilter(RedactingFilter())
         root.addHandler(handler)
     # Libraries chatty at INFO (every HTTP request) stay at WARNING.
-    for noisy in ("httpx", "httpcore", "pygls", "anthropic"):
+    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "pygls", "anthropic"):  # the SDK's is httpx2
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))

@@ -279,7 +279,7 @@ class SessionCore:
 
         await self.build_session(self, session, saved)
         self.sessions[session.id] = session
-        _clean_stale_temps(session, self.ready(self.turn_ready))
+        _clean_stale_temps(session, lambda: self.ready(self.turn_ready))
         # An untrusted workspace's hooks are not even configured (its settings only restrict); a workspace
         # trusted at the first prompt runs SessionStart then (``sidecar.features``).
         for context in await run_session_start(session, "resume" if session.history else "startup"):
@@ -749,10 +749,11 @@ def release_import_garbage() -> None:
         pass
 
 
-def _clean_stale_temps(session: Session, after: Awaitable[None]) -> None:
+def _clean_stale_temps(session: Session, after: Callable[[], Awaitable[None]]) -> None:
     """Temp files a killed Write/Edit left in the workspace (``.<name>.<hex>.sidecar-tmp``) and the sandbox
     placeholders of a sidecar killed during a command go, in the background: a big tree never delays the
-    session's start. It waits for ``after`` (the warm-up's end): the walk of a large workspace (~0.1 s of
+    session's start. It waits for what ``after`` returns (the warm-up's end; made only when the walk runs, so
+    a session that has none leaves no coroutine unawaited): the walk of a large workspace (~0.1 s of
     CPU for this repository with its .venv) shared the GIL with the warm-up's imports, and so delayed the
     first prompt by as much. Once per root and process: what it removes was left by a process that died
     (a write of this one is never 60 s old and unfinished), so 50 sessions of one workspace walk it once."""
@@ -774,7 +775,7 @@ def _clean_stale_temps(session: Session, after: Awaitable[None]) -> None:
                 log.warning("removed the sandbox placeholder of an interrupted command: %s", removed)
 
     async def clean_after() -> None:
-        await after
+        await after()
         try:
             await asyncio.get_running_loop().run_in_executor(None, clean)
         except Exception:

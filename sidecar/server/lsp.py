@@ -39,6 +39,19 @@ from sidecar.workspace.buffers import OpenBuffers
 log = logging.getLogger(__name__)
 
 
+class ErrorRepliesUnlogged(logging.Filter):
+    """pygls logs every request answered with an error (a ``JsonRpcException``: the model API's 400, a
+    missing key, bad params) with its traceback, at ERROR, into the editor's output panel. That answer is
+    the protocol working as it should, and ``report_server_error`` logs it in one line; only other
+    failures keep pygls's record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], JsonRpcException))
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(ErrorRepliesUnlogged())
+
+
 def dict_converter() -> cattrs.Converter:
     """lsprotocol's converter, but custom methods keep their params/results as plain dicts
     (pygls' default turns them into namedtuples, which loses keys such as ``_meta``)."""

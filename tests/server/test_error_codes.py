@@ -147,3 +147,25 @@ async def test_before_initialize_is_invalid_request(sidecar_env: dict[str, str],
         await process.close()
 
 
+
+
+async def test_an_error_answer_is_one_log_line_not_a_traceback(
+        sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+    """Over LSP (the editor shows the agent's stderr in its output panel): a prompt the model API refuses
+    (HTTP 400) and a request with bad params are each answered with their error and logged as one warning
+    line, without pygls's traceback of the exception that carried the answer; and the HTTP client does not
+    log every request at INFO."""
+    model_server.add_turn({"fault": "http", "status": 400, "error_type": "invalid_request_error",
+                           "message": "messages: the conversation is malformed"})
+    harness = await start_harness("lsp", sidecar_env, model_server, tmp_path)
+    try:
+        session = await harness.new_session(workspace)
+        with pytest.raises(RemoteError, match="HTTP 400"):
+            await harness.prompt(session, "hi")
+        with pytest.raises(RemoteError):
+            await harness.process.request("session/new", {"cwd": "relative/dir", "mcpServers": []})
+    finally:
+        await harness.process.close()
+    stderr = (tmp_path / "sidecar-lsp.stderr").read_text(errors="replace")
+    assert "WARNING sidecar.server.lsp: request failed: The model API answered HTTP 400" in stderr, stderr[-3000:]
+    assert "Traceback" not in stderr and "HTTP Request:" not in stderr, stderr[-3000:]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from sidecar.testing.scripted_server import ScriptedModelServer
-from tests.conftest import REPO
+from tests.conftest import REPO, start_harness
 
 # Run in a fresh interpreter: which modules are loaded and which SDK types are built is per process.
 WARM_UP_THEN_TURN = r"""
@@ -97,3 +98,21 @@ def test_the_server_and_core_are_built_without_what_a_session_needs(sidecar_env:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+async def test_a_second_session_of_a_workspace_leaves_no_unawaited_warm_up_wait(
+        sidecar_env: dict[str, str], model_server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+    """The stale-temp walk runs once per workspace and process. A second session of the same workspace
+    returned before awaiting the warm-up wait it was handed, and Python printed "coroutine
+    'SessionCore.ready' was never awaited" (a RuntimeWarning, in the editor's output panel) on every
+    session after the first."""
+    harness = await start_harness("acp", sidecar_env, model_server, tmp_path)
+    try:
+        for _ in range(3):
+            await harness.new_session(workspace)
+        model_server.add_turn({"content": [{"type": "text", "text": "ready"}]})
+        assert await harness.prompt(await harness.new_session(workspace), "hi") == "end_turn"
+    finally:
+        await harness.process.close()
+    stderr = (tmp_path / "sidecar-acp.stderr").read_text(errors="replace")
+    assert "never awaited" not in stderr and "RuntimeWarning" not in stderr, stderr[-2000:]
