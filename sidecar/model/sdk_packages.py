@@ -95,15 +95,10 @@ def read_reexports(source: str) -> Reexports | None:
                 if alias.name == "*":
                     return None
                 names[alias.asname or alias.name] = (node.module, alias.name)
-        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-              and node.targets[0].id == "__all__"):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
+        elif isinstance(node, ast.Assign) and _assigns_all(node):
+            all_names = _literal_names(node.value)
+            if all_names is None:
                 return None
-            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-                return None
-            all_names = list(value)
         else:
             return None
     if submodules & (names.keys() | set(future)):
@@ -126,6 +121,26 @@ def import_binding(namespace: dict[str, Any], name: str, submodule: str, origina
                               name=source.__name__) from None
     namespace[name] = value
     return value
+
+
+def _assigns_all(node: ast.Assign) -> bool:
+    """``__all__ = …``, the one target."""
+    import ast
+
+    return len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "__all__"
+
+
+def _literal_names(value: ast.expr) -> list[str] | None:
+    """The names of an ``__all__`` written as a literal list or tuple of strings; None for anything else."""
+    import ast
+
+    try:
+        names = ast.literal_eval(value)
+    except ValueError:
+        return None
+    if not isinstance(names, (list, tuple)) or not all(isinstance(v, str) for v in names):
+        return None
+    return list(names)
 
 
 class ReexportLoader:
@@ -201,15 +216,11 @@ def read_deferred_imports(source: str, submodules: Sequence[str]) -> DeferredImp
                 names[alias.asname or alias.name] = (statement.module, alias.name)
             continue
         kept.append(statement)
-        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == "__all__"):
-            try:
-                value = ast.literal_eval(statement.value)
-            except ValueError:
+        if isinstance(statement, ast.Assign) and _assigns_all(statement):
+            listed = _literal_names(statement.value)
+            if listed is None:
                 return None
-            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-                return None
-            exported |= set(value)
+            exported |= set(listed)
             literal_all.add(id(statement.targets[0]))
     if not names or names.keys() & exported:
         return None
