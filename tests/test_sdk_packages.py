@@ -7,6 +7,7 @@ rules run on small packages written into the test's tmp dir.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -117,19 +118,25 @@ def test_a_deferred_part_is_not_loaded_until_used_and_then_works(model_server: S
 
 # ---- the finder's rules, on packages of the test's own -----------------------------------------------
 
-@pytest.fixture
-def fake_packages(tmp_path: Path) -> Iterator[Path]:
-    """A directory on sys.path for ``fakesdk`` packages, the finder scoped to them, all undone after."""
-    finder = ReexportFinder(prefixes=("fakesdk",))
-    sys.path.insert(0, str(tmp_path))
+@contextlib.contextmanager
+def finding_fakesdk(root: Path, finder: ReexportFinder) -> Iterator[Path]:
+    """``root`` on sys.path for ``fakesdk`` packages and ``finder`` first on sys.meta_path, all undone after."""
+    sys.path.insert(0, str(root))
     sys.meta_path.insert(0, finder)
     try:
-        yield tmp_path
+        yield root
     finally:
         sys.meta_path.remove(finder)
-        sys.path.remove(str(tmp_path))
+        sys.path.remove(str(root))
         for name in [m for m in sys.modules if m == "fakesdk" or m.startswith("fakesdk.")]:
             del sys.modules[name]
+
+
+@pytest.fixture
+def fake_packages(tmp_path: Path) -> Iterator[Path]:
+    """``fakesdk`` packages, the finder's re-export rules scoped to them."""
+    with finding_fakesdk(tmp_path, ReexportFinder(prefixes=("fakesdk",))) as root:
+        yield root
 
 
 def write_package(root: Path, files: dict[str, str]) -> None:
@@ -244,17 +251,9 @@ def test_anthropics_foundry_client_is_imported_only_when_first_used() -> None:
 
 @pytest.fixture
 def fake_sdk(tmp_path: Path) -> Iterator[Path]:
-    """A ``fakesdk`` package whose ``__init__``'s imports of ``.lib.cloud`` are deferred, all undone after."""
-    finder = ReexportFinder(prefixes=(), imports={"fakesdk": ("lib.cloud",)})
-    sys.path.insert(0, str(tmp_path))
-    sys.meta_path.insert(0, finder)
-    try:
-        yield tmp_path
-    finally:
-        sys.meta_path.remove(finder)
-        sys.path.remove(str(tmp_path))
-        for name in [m for m in sys.modules if m == "fakesdk" or m.startswith("fakesdk.")]:
-            del sys.modules[name]
+    """A ``fakesdk`` package whose ``__init__``'s imports of ``.lib.cloud`` are deferred."""
+    with finding_fakesdk(tmp_path, ReexportFinder(prefixes=(), imports={"fakesdk": ("lib.cloud",)})) as root:
+        yield root
 
 
 def test_a_deferred_import_runs_when_its_name_is_first_used(fake_sdk: Path) -> None:

@@ -40,11 +40,13 @@ async def until_running(marker: str, count: int, within: float = 10.0) -> None:
     assert len(procs_running(marker)) == count
 
 
-def procs_running(marker: str) -> list[int]:
-    """Live (non-zombie) processes whose command line contains ``marker`` (works across PID namespaces)."""
+def procs_running(marker: str, anywhere: bool = False) -> list[int]:
+    """Live (non-zombie) processes whose command line starts with ``marker`` (works across PID namespaces);
+    ``anywhere``: mentions it anywhere (the command's bash, or its sandbox, from the moment it starts,
+    before it has exec'd the program itself)."""
     found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
@@ -53,7 +55,7 @@ def procs_running(marker: str) -> list[int]:
                 state = f.read().split(") ")[1][0]
         except OSError:
             continue
-        if cmdline.startswith(marker) and state != "Z":
+        if (marker in cmdline if anywhere else cmdline.startswith(marker)) and state != "Z":
             found.append(int(entry))
     return found
 
@@ -473,29 +475,10 @@ async def test_a_started_command_ends_when_its_output_cannot_be_pumped(
     assert await gone("sleep 65.125")
 
 
-def mentioning(marker: str) -> list[int]:
-    """Live processes whose command line mentions ``marker`` anywhere: the command's bash (or its sandbox)
-    from the moment it starts, before it has exec'd the program itself."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as f:
-                state = f.read().split(") ")[1][0]
-        except OSError:
-            continue
-        if marker in cmdline and state != "Z":
-            found.append(int(entry))
-    return found
-
-
 async def gone(marker: str) -> bool:
     """Whether every process mentioning ``marker`` ends soon (a killed sandbox's children take a moment)."""
     for _ in range(250):
-        if not mentioning(marker):
+        if not procs_running(marker, anywhere=True):
             return True
         await asyncio.sleep(0.02)
     return False
