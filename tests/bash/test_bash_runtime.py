@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from pathlib import Path
 
@@ -205,6 +206,31 @@ def test_redact_file_matches_redact_bytes_at_every_cut(tmp_path: Path, monkeypat
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
 
 
+def test_a_secret_across_the_scan_windows_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan maps the file a window at a time: a key cut by a window's end is found whole in the next."""
+    from sidecar import secrets
+
+    key = "KEY-0123456789-across"
+    monkeypatch.setattr(secrets, "secret_values", lambda: [key])
+    monkeypatch.setattr(secrets, "_MAP_WINDOW", mmap_granularity())
+    window = secrets._MAP_WINDOW
+    path = tmp_path / "out.txt"
+    for at in [*range(window - len(key), window + 1), 2 * window - 1, 3 * window - len(key)]:
+        data = bytearray(b"x" * (3 * window))
+        data[at : at + len(key)] = key.encode()
+        path.write_bytes(bytes(data[: 3 * window]))
+        assert secrets.redact_file(path), at
+        assert key.encode() not in path.read_bytes()
+    path.write_bytes(b"x" * (3 * window) + key.encode()[:-1])
+    assert not secrets.redact_file(path)
+
+
+def mmap_granularity() -> int:
+    import mmap
+
+    return mmap.ALLOCATIONGRANULARITY
+
+
 async def test_progress_streams_while_running(session: Session) -> None:
     progress: list[str] = []
     await run_bash(session, "echo first; sleep 1; echo second", progress=progress)
@@ -319,11 +345,14 @@ def _pump_bytes(
     return path.read_bytes(), pump.total
 
 
+@pytest.mark.parametrize("tail_cap", [900_000, 1_500_000])
 @pytest.mark.parametrize("on_loop", [False, True])
 @pytest.mark.parametrize("pipe", [0, 1 << 20])
 @pytest.mark.parametrize("cap", [None, 3_000_000, 500_000, 0])
 def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: int | None, pipe: int,
-                                                          on_loop: bool) -> None:
+                                                          on_loop: bool, tail_cap: int) -> None:
+    """A tail of ``_PIPE_TAIL_MIN`` or more is held in pipes: the middle it drops was never read, so it is
+    counted as written, escapes included (the rest is exact); a smaller one in the ring, all exact."""
     import random
 
     rng = random.Random(4)
@@ -340,15 +369,22 @@ def test_pump_file_is_head_gap_tail_with_escapes_stripped(tmp_path: Path, cap: i
             pieces += [text[: cut[0]], text[cut[0] : cut[1]], text[cut[1] : cut[2]], text[cut[2] :]]
             plain.append(f"red {i} ok\n".encode() * (text.count(b"\n")))
     whole = b"".join(plain)
-    tail_cap = 1_500_000
     saved, total = _pump_bytes(pieces, cap, tail_cap, tmp_path, pipe, on_loop)
-    assert total == len(whole)
     if cap is None or len(whole) <= cap + tail_cap:
+        assert total == len(whole)
         assert saved == whole
-    else:
-        omitted = len(whole) - cap - tail_cap
-        gap = f"\n[... {omitted:,} bytes omitted here ...]\n".encode()
-        assert saved == whole[:cap] + gap + whole[-tail_cap:]
+        return
+    omitted = len(whole) - cap - tail_cap
+    gap = re.escape(b"\n[... ") + rb"([\d,]+)" + re.escape(b" bytes omitted here ...]\n")
+    found = re.fullmatch(re.escape(whole[:cap]) + gap + re.escape(whole[-tail_cap:]), saved, re.DOTALL)
+    assert found is not None, "not the head, a gap and the tail"
+    said = int(found.group(1).replace(b",", b""))
+    escapes = len(b"".join(pieces)) - len(whole)
+    if tail_cap < runner._PIPE_TAIL_MIN:
+        assert said == omitted
+    else:  # (bytes still held from the loop when the head is full go to the ring: then exact)
+        assert omitted <= said <= omitted + escapes
+    assert total == cap + said + tail_cap
 
 
 @pytest.mark.parametrize("cap", [None, 100, 0])
@@ -391,6 +427,48 @@ def test_a_fast_output_is_read_in_a_fraction_of_its_writes(tmp_path: Path, monke
     assert writer.wait() == 0
     assert path.read_bytes() == b"y\n" * (1 << 25)
     assert len(reads) <= 8192 // 8, f"{len(reads)} reads for 8,192 writes"
+
+
+def test_the_middle_of_a_long_output_is_moved_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the head the pump holds the tail in pipes: what a fast command writes is spliced there and on to
+    /dev/null, never read into the sidecar. 48 MiB after a 1 MiB head, written 1 MiB at a time: most of it
+    moved, the file the head, the gap and the exact tail, and no pipe of the pump's left open."""
+    import fcntl
+    import subprocess
+
+    moved: list[int] = []
+    read: list[int] = []
+    splice, readv = os.splice, os.readv
+
+    def counted_splice(src: int, dst: int, count: int, *args: object) -> int:
+        n = splice(src, dst, count, *args)  # type: ignore[arg-type]
+        if src == read_fd:
+            moved.append(n)
+        return n
+
+    def counted_readv(fd: int, buffers: list[memoryview]) -> int:
+        n = readv(fd, buffers)
+        if fd == read_fd:
+            read.append(n)
+        return n
+
+    monkeypatch.setattr(os, "splice", counted_splice)
+    monkeypatch.setattr(os, "readv", counted_readv)
+    read_fd, write_fd = os.pipe()
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+    script = "import sys\nfor i in range(48):\n    sys.stdout.buffer.write(b'%02d' % i * (1 << 19))\n"
+    writer = subprocess.Popen(["python3", "-c", script], stdout=write_fd)
+    os.close(write_fd)
+    fds_before = set(os.listdir("/proc/self/fd"))
+    path = tmp_path / "out"
+    runner.OutputPump(read_fd, path, cap=1 << 20, tail_cap=runner.TAIL_CAP).run()
+    assert writer.wait() == 0
+    whole = b"".join(b"%02d" % i * (1 << 19) for i in range(48))
+    gap = f"\n[... {len(whole) - (1 << 20) - runner.TAIL_CAP:,} bytes omitted here ...]\n".encode()
+    assert path.read_bytes() == whole[: 1 << 20] + gap + whole[-runner.TAIL_CAP :]
+    assert sum(moved) + sum(read) == len(whole)
+    assert sum(moved) > len(whole) // 2, f"{sum(moved):,} of {len(whole):,} bytes moved"
+    assert set(os.listdir("/proc/self/fd")) <= fds_before
 
 
 async def test_output_after_the_loop_hands_over_is_kept(session: Session) -> None:
