@@ -471,6 +471,42 @@ def test_the_middle_of_a_long_output_is_moved_not_read(tmp_path: Path, monkeypat
     assert set(os.listdir("/proc/self/fd")) <= fds_before
 
 
+def test_a_tail_short_of_pipes_keeps_what_they_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pipes of the default size where 16 MiB was wanted (the user's pipe quota reached): the pump
+    neither hangs nor makes more; the file is the head, a gap that counts the rest, and the last bytes."""
+    import fcntl
+    import subprocess
+
+    monkeypatch.setattr(runner, "_TAIL_PIPES_MAX", 2)
+    real_fcntl = fcntl.fcntl
+
+    def no_bigger_pipes(fd: int, cmd: int, arg: int = 0) -> int:
+        if cmd == fcntl.F_SETPIPE_SZ:
+            raise PermissionError(1, "Operation not permitted")
+        return real_fcntl(fd, cmd, arg)
+
+    read_fd, write_fd = os.pipe()
+    real_fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+    script = "import sys\nfor i in range(24):\n    sys.stdout.buffer.write(b'%02d' % i * (1 << 19))\n"
+    writer = subprocess.Popen(["python3", "-c", script], stdout=write_fd)
+    os.close(write_fd)
+    monkeypatch.setattr(fcntl, "fcntl", no_bigger_pipes)
+    fds_before = set(os.listdir("/proc/self/fd"))
+    path = tmp_path / "out"
+    pump = runner.OutputPump(read_fd, path, cap=1 << 20, tail_cap=runner.TAIL_CAP)
+    pump.run()
+    assert writer.wait() == 0
+    whole = b"".join(b"%02d" % i * (1 << 19) for i in range(24))
+    saved = path.read_bytes()
+    found = re.fullmatch(rb"(.*)\n\[\.\.\. ([\d,]+) bytes omitted here \.\.\.\]\n(.*)", saved, re.DOTALL)
+    assert found is not None
+    head, said, kept = found.group(1), int(found.group(2).replace(b",", b"")), found.group(3)
+    assert head == whole[: 1 << 20]
+    assert 0 < len(kept) <= 2 * (64 << 10) and whole.endswith(kept)
+    assert len(head) + said + len(kept) == len(whole) == pump.total
+    assert set(os.listdir("/proc/self/fd")) <= fds_before
+
+
 async def test_output_after_the_loop_hands_over_is_kept(session: Session) -> None:
     """A command still running after ``LOOP_HOLD_S`` is pumped on by a thread, from where the loop was."""
     text, err = await run_bash(session, f"echo first; sleep {runner.LOOP_HOLD_S * 3}; echo second")

@@ -255,15 +255,17 @@ class _PipeTail:
         entry[2] = 0
 
     def move_from(self, src: int, count: int) -> int:
-        """Up to ``count`` bytes moved from the command's pipe (waiting for them as a read would); 0 at its end."""
+        """Up to ``count`` bytes moved from the command's pipe (waiting for them as a read would); 0 at its end.
+        BlockingIOError when even an empty pipe of ours took nothing from a readable one (the caller reads)."""
         while True:
             self._src_ready.poll()
             entry = self._pipes[-1]
             try:
                 n = os.splice(src, entry[1], count)
             except BlockingIOError:
-                if entry[2]:  # the newest pipe is full (an empty one takes a page at least)
-                    self._next()
+                if not entry[2]:
+                    raise
+                self._next()  # the newest pipe is full
                 continue
             entry[2] += n
             self.held += n
@@ -557,14 +559,16 @@ class OutputPump:
             time.sleep(self._nap)
         now = time.monotonic()
         try:
-            if self._last_read < _COPY_BELOW or now >= self._look_at:
+            n = -1
+            if self._last_read >= _COPY_BELOW and now < self._look_at:
+                with contextlib.suppress(BlockingIOError):
+                    n = tail.move_from(self.fd, len(view))
+                    self.total += n
+            if n < 0:
                 self._look_at = now + _PROGRESS_EVERY_S
                 n = os.readv(self.fd, [view])
                 tail.write(view[:n])
                 self._note(view[:n])
-            else:
-                n = tail.move_from(self.fd, len(view))
-                self.total += n
         except OSError:
             return 0
         self._paced(n, len(view))
