@@ -8,8 +8,12 @@ Each run spawns a fresh ``sidecar serve --acp`` three times (alternating, median
 1. **first prompt 1 s after ``session/new``** → the request reaching the scripted Messages API server (its
    ``RecordedRequest.time``, the same monotonic clock); goal ≤ 300 ms. Reference printed beside: the
    same process's second prompt (everything warm).
-2. **first prompt right after ``session/new``** → request at the model, and the user's whole wait for it:
-   process start → that request.
+2. **first prompt right after ``session/new``** (a client that sends it the moment it can, as ``acpc "…"``
+   does): judged, the client's wait from sending ``session/new`` to that request leaving, and the user's whole
+   wait, process start → that request. Printed beside, not judged alone: prompt → request. The sidecar answers
+   ``session/new`` as soon as sessions can be made and finishes the warm-up after it (while a user types);
+   Claude Code does all of its start inside ``session/new``, so its prompt → request is its warm figure. The
+   issue's goal is the prompt sent 1 s after (row 1); docs/performance.md, "The prompt right after".
 3. **any other request during the first prompt**: right after ``session/new`` the first prompt is sent
    (its model turn waits 2 s), then ``session/set_mode`` at +0, +100, +200 ms and ``session/cancel`` at
    +300 ms, while the warm-up is still importing. Measured: each ``set_mode``'s answer, and cancel → the
@@ -233,6 +237,7 @@ async def run(runs: int, claude_code: bool) -> int:
     agents = [SIDECAR, CLAUDE_CODE] if claude_code else [SIDECAR]
     after_1s: dict[str, list[float]] = {a: [] for a in agents}
     at_once: dict[str, list[float]] = {a: [] for a in agents}
+    new_to_request: dict[str, list[float]] = {a: [] for a in agents}
     whole_wait: dict[str, list[float]] = {a: [] for a in agents}
     warm: dict[str, list[float]] = {a: [] for a in agents}
     session_new: dict[str, list[float]] = {a: [] for a in agents}
@@ -250,6 +255,7 @@ async def run(runs: int, claude_code: bool) -> int:
                 first, second, whole, took = await first_prompt(server, 0.0, agent)
                 session_new[agent].append(took)
                 at_once[agent].append(first)
+                new_to_request[agent].append(took + first)
                 whole_wait[agent].append(whole)
                 warm[agent].append(second)
             probe = await during_first_prompt(server)
@@ -267,7 +273,9 @@ async def run(runs: int, claude_code: bool) -> int:
               f"(runs {runs_of(after_1s[agent])} ms; warm prompt {ms(median(warm[agent]))})   goal ≤ 300 ms")
         print(f"{agent}: first prompt right after session/new → request at the model: {ms(median(at_once[agent]))} "
               f"(runs {runs_of(at_once[agent])} ms); process start → that request {ms(median(whole_wait[agent]))} "
-              f"(runs {runs_of(whole_wait[agent])} ms); session/new answered in {ms(median(session_new[agent]))}")
+              f"(runs {runs_of(whole_wait[agent])} ms); session/new answered in {ms(median(session_new[agent]))}; "
+              f"session/new sent → that request {ms(median(new_to_request[agent]))} "
+              f"(runs {runs_of(new_to_request[agent])} ms)")
     bm, im, bc, ic = median(busy_mode), median(idle_mode), median(busy_cancel), median(idle_cancel)
     print(f"session/set_mode during the first prompt (slowest of three): {bm * 1000:.1f} ms vs idle {im * 1000:.1f} ms "
           f"(+{(bm - im) * 1000:.1f} ms, {bm / im:.1f}×)   goal ≤ 100 ms")
@@ -291,7 +299,8 @@ async def run(runs: int, claude_code: bool) -> int:
         row(key, measure, value, goal, ok)
 
     beside_claude_code("first_prompt_1s", "first prompt 1 s after session/new → request", after_1s, 0.300)
-    beside_claude_code("first_prompt_now", "first prompt right after session/new → request", at_once, None)
+    # The prompt sent right after: judged on the client's whole wait from session/new (see the docstring).
+    beside_claude_code("first_prompt_now", "session/new → request (prompt right after)", new_to_request, None)
     beside_claude_code("first_prompt_whole", "process start → first request (prompt at once)", whole_wait, None)
     row("busy_requests", "set_mode / cancel during the first prompt",
         f"{bm * 1000:.0f} / {bc * 1000:.0f} ms (idle {im * 1000:.1f} / {ic * 1000:.1f})", "<= 100 ms",

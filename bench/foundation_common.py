@@ -109,7 +109,7 @@ def print_summary(path: str) -> None:
                 rows[item["key"]] = item
     names = {"first_prompt": "first prompt vs tenth",
              "first_prompt_1s": "first prompt 1 s after session/new → request",
-             "first_prompt_now": "first prompt right after session/new → request",
+             "first_prompt_now": "session/new → request (prompt right after)",
              "first_prompt_whole": "process start → first request (prompt at once)",
              "busy_requests": "set_mode / cancel during the first prompt",
              "startup": "startup to LSP initialize vs jedi",
