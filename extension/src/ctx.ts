@@ -194,11 +194,8 @@ export class Ctx implements vscode.Disposable {
     this.chats.addTab(tab);
     p.onDidDispose(() => {
       // A closed tab's turn stops, and what it asked is answered as cancelled (else it would wait forever).
-      // The cancel goes first, as ACP asks: an approval answered "cancelled" before it reads to the agent
-      // as that one call refused, and the turn would go on to another model request.
       this.chats.deleteTab(tab);
-      const stopped = tab.sessions.busy ? tab.sessions.cancel().catch(() => undefined) : Promise.resolve();
-      void stopped.then(() => tab.chat.cancelApprovals());
+      void tab.sessions.stopTurn();
       this.chats.showWaiting();
       this.panelVisibility(this.anyChatVisible());
     });

@@ -126,8 +126,9 @@ export class ChatView implements vscode.WebviewViewProvider, View, ChatApprovals
     };
   }
 
-  /** The chat is gone (its tab closed): each approval it still offers is answered as cancelled, so no
-   * request waits on a card nobody can see. */
+  /** The chat let go of its turn (`Sessions.stopTurn`: its tab closed, another session shown), after the
+   * cancel: each approval it still offers is answered as cancelled, so no request waits on a card nobody
+   * can see. */
   cancelApprovals(): void {
     const open = [...this.approvals.values()];
     this.approvals.clear();

@@ -169,9 +169,9 @@ export class Sessions {
   /** Called when the open session changes (remembered per workspace, reopened after a reload). */
   onSessionChanged: (sessionId: string | null) => void = () => undefined;
   /**
-   * Called when this chat leaves a session whose turn still runs (another session picked, a new one
-   * started): what the chat still asks of that turn is answered as cancelled, since its cards go with the
-   * old transcript.
+   * Called when this chat stops a turn it leaves (`stopTurn`: another session picked, a new one started, its
+   * tab closed), once the cancel is sent: what the chat still asks of that turn is answered as cancelled,
+   * since its cards go with the old transcript.
    */
   onLeaveRunning: () => void = () => undefined;
   /** The running prompt, if any (leaving its session waits for it to end). */
@@ -386,9 +386,19 @@ export class Sessions {
    */
   private async leaveRunning(): Promise<void> {
     if (!this.busy || !this.turn) return;
-    this.onLeaveRunning();
-    await this.cancel().catch(() => undefined);
+    await this.stopTurn();
     await this.turn.catch(() => undefined);
+  }
+
+  /**
+   * The chat lets go of its turn (it leaves the session, or its tab closed): `session/cancel` first, when a
+   * turn runs, then what the chat asks of it answered as cancelled (`onLeaveRunning`). ACP's order: an
+   * approval answered "cancelled" before the cancel reads to the agent as that one call refused, and the
+   * turn would go on to another model request.
+   */
+  async stopTurn(): Promise<void> {
+    if (this.busy) await this.cancel().catch(() => undefined);
+    this.onLeaveRunning();
   }
 
   prompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {

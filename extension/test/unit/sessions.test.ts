@@ -382,23 +382,54 @@ describe('leaving a session whose turn runs', () => {
     let answerPrompt: (r: unknown) => void = () => undefined;
     conn.answers.set('session/prompt', () => new Promise((resolve) => { answerPrompt = resolve; }));
     conn.answers.set('session/load', () => ({ modes: { currentModeId: 'default' } }));
-    let cancelledQuestions = 0;
-    sessions.onLeaveRunning = () => { cancelledQuestions += 1; };
+    const said: string[] = [];
+    sessions.onLeaveRunning = () => { said.push('questions cancelled'); };
     const turn = sessions.prompt('long job', []);
     await vi.waitFor(() => expect(conn.requests.some((r) => r.method === 'session/prompt')).toBe(true));
     posted = [];
     // The agent answers the cancel by ending the turn, as the sidecar does.
     conn.sendNotification = async (type, params) => {
       conn.notifications.push({ method: type.method, params });
+      said.push(type.method);
       if (type.method === 'session/cancel') answerPrompt({ stopReason: 'cancelled' });
     };
     await sessions.load('old');
     expect(await turn).toBe('cancelled');
-    expect(cancelledQuestions).toBe(1);
+    // ACP's order: the cancel, then the approvals answered "cancelled" (else the agent reads a refused call
+    // and goes on to another model request).
+    expect(said).toEqual(['session/cancel', 'questions cancelled']);
     expect(conn.notifications).toEqual([{ method: 'session/cancel', params: { sessionId: 'S1' } }]);
     const order = posted.filter((m) => m.type === 'turnEnd' || m.type === 'clear').map((m) => m.type);
     expect(order).toEqual(['turnEnd', 'clear']); // the stopped turn ends in its own transcript
     expect(sessions.sessionId).toBe('old');
+  });
+
+  it('a closed tab stops its turn the same way: the cancel is sent before its approvals are answered', async () => {
+    let answerPrompt: (r: unknown) => void = () => undefined;
+    conn.answers.set('session/prompt', () => new Promise((resolve) => { answerPrompt = resolve; }));
+    const said: string[] = [];
+    sessions.onLeaveRunning = () => { said.push('questions cancelled'); };
+    const turn = sessions.prompt('long job', []);
+    await vi.waitFor(() => expect(conn.requests.some((r) => r.method === 'session/prompt')).toBe(true));
+    let sent!: () => void;
+    const cancelWritten = new Promise<void>((resolve) => { sent = resolve; });
+    conn.sendNotification = async (type, params) => {
+      conn.notifications.push({ method: type.method, params });
+      await cancelWritten; // a notification still being written: the approvals wait for it
+      said.push(type.method);
+    };
+    const stopping = sessions.stopTurn();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(said).toEqual([]);
+    sent();
+    await stopping;
+    expect(said).toEqual(['session/cancel', 'questions cancelled']);
+    answerPrompt({ stopReason: 'cancelled' });
+    expect(await turn).toBe('cancelled');
+    // Idle: no cancel, and whatever the chat still offered is answered all the same.
+    said.length = 0;
+    await sessions.stopTurn();
+    expect(said).toEqual(['questions cancelled']);
   });
 
   it('an idle session is left without a cancel', async () => {
