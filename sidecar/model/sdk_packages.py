@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -143,20 +143,53 @@ def _literal_names(value: ast.expr) -> list[str] | None:
     return list(names)
 
 
-class ReexportLoader:
-    """Makes a re-export package whose names are imported on first use (module ``__getattr__``)."""
+class FirstUseLoader:
+    """What both loaders share: the path finder's own loader behind them (source, resources and the rest are
+    asked of it), a plain module, and the module ``__getattr__``/``__dir__`` that import a deferred name on
+    its first use."""
 
-    def __init__(self, loader: Any, reexports: Reexports) -> None:
-        self.loader = loader  # the path finder's own: source, resources and the rest are asked of it
-        self.reexports = reexports
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return None  # a plain module
 
+    @staticmethod
+    def bind_on_first_use(module: ModuleType, names: dict[str, tuple[str, str]],
+                          missing: Callable[[str], None] | None = None) -> None:
+        """``module``'s hooks: a name of ``names`` (→ its submodule and the name there) is imported when first
+        used; ``missing`` sees any other name asked for before the AttributeError."""
+        namespace = module.__dict__
+        package = module.__name__
+
+        def __getattr__(name: str) -> Any:
+            where = names.get(name)
+            if where is None:
+                if missing is not None:
+                    missing(name)
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            return import_binding(namespace, name, *where)
+
+        def __dir__() -> list[str]:
+            return sorted(namespace.keys() | names.keys())
+
+        namespace["__getattr__"] = __getattr__
+        namespace["__dir__"] = __dir__
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, get_resource_reader, is_package …
+        return getattr(self.loader, name)
+
+
+class ReexportLoader(FirstUseLoader):
+    """Makes a re-export package whose names are imported on first use (module ``__getattr__``)."""
+
+    def __init__(self, loader: Any, reexports: Reexports) -> None:
+        super().__init__(loader)
+        self.reexports = reexports
+
     def exec_module(self, module: ModuleType) -> None:
         reexports = self.reexports
         namespace = module.__dict__
-        package = module.__name__
         if reexports.doc is not None:
             namespace["__doc__"] = reexports.doc
         if reexports.all is not None:
@@ -164,23 +197,12 @@ class ReexportLoader:
         for feature in reexports.future:
             namespace[feature] = getattr(__import__("__future__"), feature)
 
-        def __getattr__(name: str) -> Any:
-            where = reexports.names.get(name)
-            if where is None:
-                if name == "__all__":  # a star import without ``__all__`` takes every public name there is
-                    for each in reexports.names:
-                        getattr(module, each)
-                raise AttributeError(f"module {package!r} has no attribute {name!r}")
-            return import_binding(namespace, name, *where)
+        def missing(name: str) -> None:
+            if name == "__all__":  # a star import without ``__all__`` takes every public name there is
+                for each in reexports.names:
+                    getattr(module, each)
 
-        def __dir__() -> list[str]:
-            return sorted(namespace.keys() | reexports.names.keys())
-
-        namespace["__getattr__"] = __getattr__
-        namespace["__dir__"] = __dir__
-
-    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, get_resource_reader, is_package …
-        return getattr(self.loader, name)
+        self.bind_on_first_use(module, reexports.names, missing)
 
 
 class DeferredImports:
@@ -245,42 +267,22 @@ def read_deferred_imports(source: str, submodules: Sequence[str]) -> DeferredImp
     return DeferredImports(tree, names)
 
 
-class DeferredImportsLoader:
+class DeferredImportsLoader(FirstUseLoader):
     """Runs a package's ``__init__`` without its deferred named imports; a deferred name, first used,
     imports its module then (module ``__getattr__``)."""
 
     def __init__(self, loader: Any, deferred: DeferredImports) -> None:
-        self.loader = loader
+        super().__init__(loader)
         self.deferred = deferred
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return None
-
     def exec_module(self, module: ModuleType) -> None:
-        names = self.deferred.names
-        namespace = module.__dict__
-        package = module.__name__
-
-        def __getattr__(name: str) -> Any:
-            where = names.get(name)
-            if where is None:
-                raise AttributeError(f"module {package!r} has no attribute {name!r}")
-            return import_binding(namespace, name, *where)
-
-        def __dir__() -> list[str]:
-            return sorted(namespace.keys() | names.keys())
-
         # Before the __init__ runs: a module it imports may import a deferred name from the package.
-        namespace["__getattr__"] = __getattr__
-        namespace["__dir__"] = __dir__
+        self.bind_on_first_use(module, self.deferred.names)
         # The original file name keeps tracebacks' lines; dont_inherit: this module's own __future__ imports
         # must not apply to the SDK's code.
         origin = module.__spec__.origin if module.__spec__ is not None else None
         code = compile(self.deferred.tree, origin or "<unknown>", "exec", dont_inherit=True)
-        exec(code, namespace)  # the SDK's own __init__, as the path finder found it
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.loader, name)
+        exec(code, module.__dict__)  # the SDK's own __init__, as the path finder found it
 
 
 class ReexportFinder:
