@@ -169,7 +169,7 @@ export class Ctx implements vscode.Disposable {
     chat.sessions = sessions;
     sessions.onTurnEnd = (sessionId) => this.turnTokens.turnEnded(sessionId);
     sessions.onState = () => this.updateStatus();
-    sessions.onLeaveRunning = () => chat.cancelApprovals();
+    sessions.onStopTurn = () => chat.cancelApprovals();
     sessions.roots = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
     const entry = { chat, sessions };
     // What waits in a chat depends on the sessions every chat shows: each change of one shows them all anew.

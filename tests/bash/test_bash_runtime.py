@@ -472,7 +472,7 @@ def test_the_middle_of_a_long_output_is_moved_not_read(tmp_path: Path, monkeypat
 
 
 def test_a_tail_short_of_pipes_keeps_what_they_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two pipes of the default size where 16 MiB was wanted (the user's pipe quota reached): the pump
+    """Two pipes of the default size where TAIL_CAP was wanted (the user's pipe quota reached): the pump
     neither hangs nor makes more; the file is the head, a gap that counts the rest, and the last bytes."""
     import fcntl
     import subprocess

@@ -173,7 +173,7 @@ export class Sessions {
    * tab closed), once the cancel is sent: what the chat still asks of that turn is answered as cancelled,
    * since its cards go with the old transcript.
    */
-  onLeaveRunning: () => void = () => undefined;
+  onStopTurn: () => void = () => undefined;
   /** The running prompt, if any (leaving its session waits for it to end). */
   private turn: Promise<unknown> | undefined;
   /** The workspace roots, for workspace-relative paths in the cards. */
@@ -392,13 +392,13 @@ export class Sessions {
 
   /**
    * The chat lets go of its turn (it leaves the session, or its tab closed): `session/cancel` first, when a
-   * turn runs, then what the chat asks of it answered as cancelled (`onLeaveRunning`). ACP's order: an
+   * turn runs, then what the chat asks of it answered as cancelled (`onStopTurn`). ACP's order: an
    * approval answered "cancelled" before the cancel reads to the agent as that one call refused, and the
    * turn would go on to another model request.
    */
   async stopTurn(): Promise<void> {
     if (this.busy) await this.cancel().catch(() => undefined);
-    this.onLeaveRunning();
+    this.onStopTurn();
   }
 
   prompt(text: string, context: ContextItem[]): Promise<StopReason | 'error'> {

@@ -383,7 +383,7 @@ describe('leaving a session whose turn runs', () => {
     conn.answers.set('session/prompt', () => new Promise((resolve) => { answerPrompt = resolve; }));
     conn.answers.set('session/load', () => ({ modes: { currentModeId: 'default' } }));
     const said: string[] = [];
-    sessions.onLeaveRunning = () => { said.push('questions cancelled'); };
+    sessions.onStopTurn = () => { said.push('questions cancelled'); };
     const turn = sessions.prompt('long job', []);
     await vi.waitFor(() => expect(conn.requests.some((r) => r.method === 'session/prompt')).toBe(true));
     posted = [];
@@ -408,7 +408,7 @@ describe('leaving a session whose turn runs', () => {
     let answerPrompt: (r: unknown) => void = () => undefined;
     conn.answers.set('session/prompt', () => new Promise((resolve) => { answerPrompt = resolve; }));
     const said: string[] = [];
-    sessions.onLeaveRunning = () => { said.push('questions cancelled'); };
+    sessions.onStopTurn = () => { said.push('questions cancelled'); };
     const turn = sessions.prompt('long job', []);
     await vi.waitFor(() => expect(conn.requests.some((r) => r.method === 'session/prompt')).toBe(true));
     let sent!: () => void;
@@ -435,7 +435,7 @@ describe('leaving a session whose turn runs', () => {
   it('an idle session is left without a cancel', async () => {
     conn.answers.set('session/load', () => ({ modes: { currentModeId: 'default' } }));
     let left = 0;
-    sessions.onLeaveRunning = () => { left += 1; };
+    sessions.onStopTurn = () => { left += 1; };
     await sessions.prompt('quick', []);
     await sessions.load('old');
     await sessions.newSession();

@@ -50,7 +50,10 @@ CANCEL_GRACE_S = 0.1
 _PROGRESS_EVERY_S = 0.3
 _PROGRESS_CHARS = 4_000
 FILE_CAP = 64 << 20  # foreground output kept whole up to this; beyond, start + gap + TAIL_CAP
-TAIL_CAP = 16 << 20
+# The tail is what a long build or test log ends with (its errors): 4 MiB is tens of thousands of lines, and
+# held as pipe pages it stays small enough to be recycled warm in the cache (16 MiB cost a 1 GiB output ~6 %,
+# docs/bash.md "Issue 29: a 4 MiB tail") and to leave the user's pipe quota to other commands.
+TAIL_CAP = 4 << 20
 _CHUNK = 1 << 20
 # A foreground command's output is read on the event loop at first: a quick command with a short output
 # (most of them) then ends without any thread having to wake, each wake-up costing ms on a loaded machine
@@ -66,7 +69,7 @@ _LOOP_READ = 64 << 10
 _NAP_MIN_S = 50e-6
 _NAP_MAX_S = 400e-6
 # Past the file's head a long output's tail is held as pipe pages (``_PipeTail``) when it is at least this big:
-# in ``_TAIL_PIPES_MAX`` pipes at most, 16 MiB when they take 1 MiB each.
+# in ``_TAIL_PIPES_MAX`` pipes at most (32 MiB when they take 1 MiB each, 2 MiB at the default 64 KiB).
 _PIPE_TAIL_MIN = _CHUNK
 _TAIL_PIPES_MAX = 32
 # A read this small is copied into the tail's pipes rather than moved: moved, its partly filled page would take
@@ -201,7 +204,7 @@ class _PipeTail:
     """The last ``keep`` bytes of a long output, held in pipes of the pump's own as the pages the command
     wrote: splice(2) moves them there from the command's pipe and, once the other pipes hold ``keep`` bytes,
     the oldest pipe's on to /dev/null. So the middle of a 1 GiB output is never copied, into this process or
-    anywhere: copying it through a 16 MiB ring evicted the command's own pages from the cache and made it
+    anywhere: copying it through a ring evicted the command's own pages from the cache and made it
     ~15 % slower (docs/bash.md, "Output speed"). Bytes the pump did read (the head's last chunk, a look for
     the progress, a slow command's small reads) are written in. Every pipe is non-blocking at both ends,
     so a full or empty one can never hang the pump; past ``_TAIL_PIPES_MAX`` pipes (or when no more can be
