@@ -20,6 +20,8 @@ from typing import Any
 
 from sidecar.secrets import redact
 
+# ``json.dumps`` with options builds an encoder per call: one for every line of every session log.
+_LOG_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 log = logging.getLogger(__name__)
 
 
@@ -64,21 +66,29 @@ class SessionStore:
         # 8 parallel Reads 44). ``load``, ``list`` and ``flush`` write them first; a session's header is
         # written at once (its file must exist, or its error reach ``session/new``).
         self._pending: dict[str, list[str]] = {}
+        # Session id → its log's path: asked twice for every event (a pathlib join each time).
+        self._paths: dict[str, Path] = {}
         self._flush_scheduled = False
         # A batch's write error, raised by the next append (the batch was written from a loop callback).
         self._failed: OSError | None = None
         atexit.register(_flush_at_exit, weakref.ref(self))
 
     def path(self, session_id: str) -> Path:
+        known = self._paths.get(session_id)
+        if known is not None:
+            return known
         if not session_id.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"invalid session id {session_id!r}")
-        return self.root / f"{session_id}.jsonl"
+        if len(self._paths) >= 1024:
+            self._paths.clear()
+        path = self._paths[session_id] = self.root / f"{session_id}.jsonl"
+        return path
 
     def append(self, session_id: str, event: dict[str, Any]) -> None:
         """Add an event to the session's log: written at the end of the running event loop's iteration
         (in order with every other append), at once when no loop runs in this thread or the event is
         the session's header. A write error is raised here (for a batch: by the next append)."""
-        line = redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n"
+        line = redact(_LOG_JSON.encode(event)) + "\n"
         self.path(session_id)  # a bad id fails here, at the caller
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()

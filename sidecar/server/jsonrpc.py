@@ -119,12 +119,20 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def dumps(message: Any, **kwargs: Any) -> str:
-    """Standard JSON: never ``NaN``/``Infinity`` (a non-finite float goes out as null)."""
+def dumps(message: Any, *, ensure_ascii: bool = True, separators: tuple[str, str] | None = None) -> str:
+    """Standard JSON: never ``NaN``/``Infinity`` (a non-finite float goes out as null). The encoder is
+    made once per option set (``json.dumps`` with options makes one per call: every message sent)."""
+    encoder = _ENCODERS.get((ensure_ascii, separators))
+    if encoder is None:
+        encoder = _ENCODERS[(ensure_ascii, separators)] = json.JSONEncoder(
+            ensure_ascii=ensure_ascii, separators=separators, allow_nan=False)
     try:
-        return json.dumps(message, allow_nan=False, **kwargs)
+        return encoder.encode(message)
     except ValueError:
-        return json.dumps(_finite(message), allow_nan=False, **kwargs)
+        return encoder.encode(_finite(message))
+
+
+_ENCODERS: dict[tuple[bool, tuple[str, str] | None], json.JSONEncoder] = {}
 
 
 def error_response(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

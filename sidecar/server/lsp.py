@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -92,13 +93,18 @@ class SidecarProtocol(LanguageServerProtocol):
             server.core.warm_up()
         return result
 
+    @functools.cached_property
+    def _encoder(self) -> json.JSONEncoder:
+        """Made once (``json.dumps`` with options makes an encoder per call: every message sent)."""
+        return json.JSONEncoder(default=self._serialize_message, allow_nan=False)
+
     def _send_data(self, data: Any) -> None:
         """pygls' writer, with standard JSON out (never NaN) and a byte-exact Content-Length."""
         if not data or self.writer is None:
             return
         try:
             try:
-                body = json.dumps(data, default=self._serialize_message, allow_nan=False)
+                body = self._encoder.encode(data)
             except ValueError:  # a non-finite float somewhere: it goes out as null
                 body = jsonrpc.dumps(json.loads(json.dumps(data, default=self._serialize_message)))
         except Exception:

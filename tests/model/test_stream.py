@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from sidecar.model.client import EncodedParts, ModelClient, ModelError, RetryInfo, StreamCallbacks, request_body
+from sidecar.model.client import (
+    JSON_ENCODER,
+    EncodedParts,
+    ModelClient,
+    ModelError,
+    RetryInfo,
+    StreamCallbacks,
+    request_body,
+)
 from sidecar.model.settings import ModelSettings
 from sidecar.model.stream import MessageBuilder, StreamIncomplete
 from sidecar.testing.scripted_server import ScriptedModelServer
@@ -351,3 +359,24 @@ def test_a_body_encoded_from_kept_parts_is_the_body_encoded_whole() -> None:
             tools = [*tools, {"name": "Glob", "description": "", "input_schema": {"type": "object"}}]
             history = history[4:]  # compacted: what left is forgotten, what stays is the same
     assert json.loads(request_body(params, parts)[0])["tools"][1]["name"] == "Glob"
+
+
+def test_a_tool_list_built_again_is_the_same_json_and_a_new_schema_is_its_own() -> None:
+    """Issue 29: every prompt's agent builds its tool list afresh from the same parts and each definition's
+    JSON is kept for the process (``definition_json``). A list built again encodes as a whole list would;
+    a definition with the same name and description but another schema object (an MCP server's, listed
+    again with a changed schema) gets its own JSON, never the one kept for the first."""
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    cache = {"type": "ephemeral"}
+
+    def tool_list(s: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"name": "Read", "description": "Read a file — ü.", "input_schema": schema},
+                {"name": "mcp__db__query", "description": "Run a query", "input_schema": s, "cache_control": cache}]
+
+    first = tool_list(schema)
+    assert EncodedParts().tools(first) == JSON_ENCODER.encode(first)
+    again = tool_list(schema)
+    assert EncodedParts().tools(again) == JSON_ENCODER.encode(first)
+    changed = tool_list({"type": "object", "properties": {"sql": {"type": "string"}}})
+    assert json.loads(EncodedParts().tools(changed))[1]["input_schema"]["properties"] == {"sql": {"type": "string"}}
+    assert EncodedParts().tools(changed) == JSON_ENCODER.encode(changed)

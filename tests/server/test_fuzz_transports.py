@@ -185,3 +185,15 @@ async def test_acp_requests_before_initialize_are_invalid_requests(
         await _alive(process)
     finally:
         await process.close()
+
+
+def test_an_outgoing_message_with_a_non_finite_float_is_standard_json() -> None:
+    """``jsonrpc.dumps`` (every ACP message out) keeps one encoder per option set: a NaN or an infinity
+    goes out as null whichever options came first, and the options still apply."""
+    from sidecar.server import jsonrpc
+
+    message = {"ok": 1.5, "bad": [float("nan"), float("inf")], "text": "ü"}
+    assert jsonrpc.dumps(message, ensure_ascii=False, separators=(",", ":")) == \
+        '{"ok":1.5,"bad":[null,null],"text":"ü"}'
+    assert jsonrpc.dumps(message) == '{"ok": 1.5, "bad": [null, null], "text": "\\u00fc"}'
+    assert jsonrpc.dumps({"n": 1}, ensure_ascii=False, separators=(",", ":")) == '{"n":1}'

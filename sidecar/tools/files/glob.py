@@ -22,14 +22,20 @@ _GLOB_CHARS = set("*?[{")
 
 
 def rg_binary() -> str:
-    """ripgrep from the venv (the `ripgrep` wheel) or PATH."""
+    """ripgrep from the venv (the `ripgrep` wheel) or PATH. Looked up again only when the one found last
+    is gone (every Glob and Grep asks: two path joins, a stat and a PATH walk each time)."""
+    global _rg_found
+    if _rg_found is not None and os.path.exists(_rg_found):
+        return _rg_found
     here = Path(sys.executable).parent / "rg"
-    if here.exists():
-        return str(here)
-    found = shutil.which("rg")
+    found = str(here) if here.exists() else shutil.which("rg")
     if found is None:
         raise ToolError("ripgrep (rg) is not installed; the search tools need it. Use Bash `find` instead.")
+    _rg_found = found
     return found
+
+
+_rg_found: str | None = None
 
 
 class GlobInput(ToolInput):
