@@ -346,7 +346,7 @@ _TOOLS = -1  # ``EncodedParts``' key of the tool list (no object has a negative 
 _Scalar = str | int | float | bool | None
 # A tool definition's JSON by its scalar values and the identity of its other values, with those objects
 # (kept alive by the entry, so no other object can take their id while it is here).
-_DEFINITION_JSON: dict[tuple[tuple[str, object], ...], tuple[tuple[object, ...], str]] = {}
+_DEFINITION_JSON: dict[tuple[tuple[str, type, object], ...], tuple[tuple[object, ...], str]] = {}
 _DEFINITION_JSON_MAX = 256
 
 
@@ -357,7 +357,8 @@ def definition_json(definition: dict[str, Any]) -> str:
     encoded again each time (~0.6 ms, 22 tools, 40 KB). A definition made of new objects (an MCP tool's
     schema, copied per call) is simply a new entry; the table is emptied when full."""
     objects = tuple(v for v in definition.values() if not isinstance(v, _Scalar))
-    key = tuple((k, v if isinstance(v, _Scalar) else id(v)) for k, v in definition.items())
+    # The type too: ``True == 1 == 1.0`` as keys, not as JSON.
+    key = tuple((k, type(v), v if isinstance(v, _Scalar) else id(v)) for k, v in definition.items())
     found = _DEFINITION_JSON.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], objects, strict=True)):
         return found[1]

@@ -380,3 +380,6 @@ def test_a_tool_list_built_again_is_the_same_json_and_a_new_schema_is_its_own() 
     changed = tool_list({"type": "object", "properties": {"sql": {"type": "string"}}})
     assert json.loads(EncodedParts().tools(changed))[1]["input_schema"]["properties"] == {"sql": {"type": "string"}}
     assert EncodedParts().tools(changed) == JSON_ENCODER.encode(changed)
+    flagged = [{"name": "Skill", "description": "", "input_schema": schema, "defer_loading": flag}
+               for flag in (True, 1)]  # equal as keys, not as JSON
+    assert [EncodedParts().tools([d]) for d in flagged] == [JSON_ENCODER.encode([d]) for d in flagged]

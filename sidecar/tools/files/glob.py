@@ -23,7 +23,7 @@ _GLOB_CHARS = set("*?[{")
 
 def rg_binary() -> str:
     """ripgrep from the venv (the `ripgrep` wheel) or PATH. Looked up again only when the one found last
-    is gone (every Glob and Grep asks: two path joins, a stat and a PATH walk each time)."""
+    is gone (every Glob and Grep asks: a path join and a stat each time, a PATH walk without the venv's)."""
     global _rg_found
     if _rg_found is not None and os.path.exists(_rg_found):
         return _rg_found
