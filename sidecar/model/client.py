@@ -344,8 +344,9 @@ class EncodedParts:
 _TOOLS = -1  # ``EncodedParts``' key of the tool list (no object has a negative id)
 
 _Scalar = str | int | float | bool | None
-# A tool definition's JSON by its scalar values and the identity of its other values, with those objects
-# (kept alive by the entry, so no other object can take their id while it is here).
+# A tool definition's JSON by its scalar values and the identity of its other values, with those objects:
+# kept alive by the entry, no other object can take their id while it is here, so an equal key is the
+# same definition.
 _DEFINITION_JSON: dict[tuple[tuple[str, type, object], ...], tuple[tuple[object, ...], str]] = {}
 _DEFINITION_JSON_MAX = 256
 
@@ -356,16 +357,15 @@ def definition_json(definition: dict[str, Any]) -> str:
     the same cached schema objects (``Tool.api_definition``), which are never changed; the whole list was
     encoded again each time (~0.6 ms, 22 tools, 40 KB). A definition made of new objects (an MCP tool's
     schema, copied per call) is simply a new entry; the table is emptied when full."""
-    objects = tuple(v for v in definition.values() if not isinstance(v, _Scalar))
     # The type too: ``True == 1 == 1.0`` as keys, not as JSON.
     key = tuple((k, type(v), v if isinstance(v, _Scalar) else id(v)) for k, v in definition.items())
     found = _DEFINITION_JSON.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], objects, strict=True)):
+    if found is not None:
         return found[1]
     text = JSON_ENCODER.encode(definition)
     if len(_DEFINITION_JSON) >= _DEFINITION_JSON_MAX:
         _DEFINITION_JSON.clear()
-    _DEFINITION_JSON[key] = (objects, text)
+    _DEFINITION_JSON[key] = (tuple(v for v in definition.values() if not isinstance(v, _Scalar)), text)
     return text
 
 
