@@ -162,16 +162,17 @@ async def part_sessions(n: int, delay: float) -> None:
         print(f"the {n} turns' first requests reached the model {ms(arrived[0])}–{ms(arrived[-1])} after the prompts "
               f"were sent (median {ms(statistics.median(arrived))}; 5 sessions: up to {ms(max(first.get(5) or [0]))})")
     cores = os.cpu_count() or 1
-    floor = max(2 * delay, cpu.get(n, 0) / cores)
+    spread, own_cpu = cpu.get(n, 0) / cores, own.get(n, 0)  # all its CPU over every core; the sidecar's own
+    floor = max(2 * delay, spread)
     # The sessions start together, so their CPU falls mostly between the model's waits, not during them; and
     # the sidecar's own CPU is mostly Python's, one thread at a time under the GIL: one core at most.
-    estimate = 2 * delay + max(own.get(n, 0), cpu.get(n, 0) / cores)
+    estimate = 2 * delay + max(own_cpu, spread)
     print(f"lower bound for the {n}-session burst on this machine: {floor:.2f} s (two model replies of {delay} s, "
           f"or its CPU spread over all {cores} cores with nothing else running), so {floor / ref:.2f}x of the "
           "5-session burst is the best this run could show")
     print(f"CPU-bound estimate: {estimate:.2f} s ({estimate / ref:.2f}x of the 5-session burst): two model replies "
-          f"of {delay} s plus, between them, the larger of the sidecar's own CPU ({own.get(n, 0):.2f} s, run "
-          f"one Python thread at a time) and all its CPU spread over {cores} cores ({cpu.get(n, 0) / cores:.2f} s); "
+          f"of {delay} s plus, between them, the larger of the sidecar's own CPU ({own_cpu:.2f} s, run "
+          f"one Python thread at a time) and all its CPU spread over {cores} cores ({spread:.2f} s); "
           "the sessions start together, so little of that CPU overlaps the model's waits (a run can beat it a "
           "little: system calls run outside the GIL, and the first sessions' tools overlap the last ones' wait)")
     print("fair because: both bursts are of new sessions in the same warm process (their first turn: the "
