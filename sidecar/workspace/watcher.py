@@ -212,4 +212,4 @@ def _gitignore(root: Path) -> Any:
         return None
     import pathspec
 
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)  # git's own rules, as rules.py and lsp/ignore.py use

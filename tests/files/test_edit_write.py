@@ -184,6 +184,27 @@ async def test_formatter_rewrites_after_edit_notice_and_refusal(agent: Agent, ws
     assert f.read_text() == "x = 2\n"
 
 
+async def test_changes_the_workspace_gitignore_ignores_raise_no_notice(agent: Agent, ws: Path) -> None:
+    """The watcher reads the root's .gitignore with git's rules (a negation re-includes a file): a read
+    file that git ignores raises no notice when it changes, one it re-includes does. The kept file's
+    notice is the progress signal: the ignored files were written before it, so their events came first."""
+    (ws / ".gitignore").write_text("*.log\n!keep.log\nbuild/\n")
+    (ws / "build").mkdir()
+    files = {name: ws / name for name in ("x.log", "build/out.py", "keep.log")}
+    for f in files.values():
+        f.write_text("1\n")
+        await agent.call("Read", file_path=str(f))
+    await asyncio.wait_for(agent.session.service(WATCHER).ready.wait(), 5)
+    files["x.log"].write_text("2\n")
+    files["build/out.py"].write_text("2\n")
+    files["keep.log"].write_text("2\n")
+    for _ in range(250):
+        if agent.session.pending_notices:
+            break
+        await asyncio.sleep(0.02)
+    assert agent.session.pending_notices == ["keep.log was modified by the user or a linter; re-read before editing."]
+
+
 async def test_sessions_of_one_workspace_share_one_watch_and_each_gets_its_notice(ws: Path, tmp_path: Path) -> None:
     """Three sessions on one workspace: one watch (not one per session); a change to a file raises the
     notice in exactly the sessions that read it; a closed session's neighbours keep being told."""
