@@ -163,6 +163,15 @@ async def test_watcher_event_during_edits_rename_is_not_a_notice(
     assert f.read_text() == "x=3\n"
 
 
+async def notices(agent: Agent) -> list[str]:
+    """The session's pending notices once the first has come (the watcher's progress), or after ~5 s."""
+    for _ in range(250):
+        if agent.session.pending_notices:
+            break
+        await asyncio.sleep(0.02)
+    return agent.session.pending_notices
+
+
 async def test_formatter_rewrites_after_edit_notice_and_refusal(agent: Agent, ws: Path) -> None:
     f = ws / "fmt.py"
     f.write_text("x=1\n")
@@ -174,11 +183,7 @@ async def test_formatter_rewrites_after_edit_notice_and_refusal(agent: Agent, ws
     await asyncio.sleep(0.3)
     assert agent.session.pending_notices == []  # our own write raises no notice
     f.write_text("x = 2\n")  # the formatter
-    for _ in range(100):
-        if agent.session.pending_notices:
-            break
-        await asyncio.sleep(0.02)
-    assert agent.session.pending_notices == ["fmt.py was modified by the user or a linter; re-read before editing."]
+    assert await notices(agent) == ["fmt.py was modified by the user or a linter; re-read before editing."]
     text, err, _ = await agent.call("Edit", file_path=str(f), old_string="x = 2", new_string="x = 3")
     assert err and "was modified since read" in text
     assert f.read_text() == "x = 2\n"
@@ -198,11 +203,7 @@ async def test_changes_the_workspace_gitignore_ignores_raise_no_notice(agent: Ag
     files["x.log"].write_text("2\n")
     files["build/out.py"].write_text("2\n")
     files["keep.log"].write_text("2\n")
-    for _ in range(250):
-        if agent.session.pending_notices:
-            break
-        await asyncio.sleep(0.02)
-    assert agent.session.pending_notices == ["keep.log was modified by the user or a linter; re-read before editing."]
+    assert await notices(agent) == ["keep.log was modified by the user or a linter; re-read before editing."]
 
 
 async def test_sessions_of_one_workspace_share_one_watch_and_each_gets_its_notice(ws: Path, tmp_path: Path) -> None:
@@ -220,13 +221,6 @@ async def test_sessions_of_one_workspace_share_one_watch_and_each_gets_its_notic
         await asyncio.wait_for(agent.session.service(WATCHER).ready.wait(), 5)
     watches = watcher_module._SHARED[asyncio.get_running_loop()]
     assert len(watches) == 1 and len(next(iter(watches.values())).watchers) == 3
-
-    async def notices(agent: Agent) -> list[str]:
-        for _ in range(100):
-            if agent.session.pending_notices:
-                break
-            await asyncio.sleep(0.02)
-        return agent.session.pending_notices
 
     (ws / "one.txt").write_text("one\n")
     assert await notices(a) == ["one.txt was modified by the user or a linter; re-read before editing."]
